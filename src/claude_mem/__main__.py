@@ -1,0 +1,3 @@
+from claude_mem.entry import main
+
+main()

@@ -1,0 +1,69 @@
+"""`claude-mem status` and `claude-mem migrate`."""
+
+import click
+from rich.table import Table
+
+from claude_mem import settings
+from claude_mem.cli import cli
+from claude_mem.cli.output import console, emit_json, human_bytes
+from claude_mem.store import db, migrations, stats
+
+
+def status_report() -> dict[str, object]:
+    """Everything `status` knows; other modules (worker, observer) add their sections here."""
+    return {"store": stats.store_report(settings.data_dir())}
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+def status(as_json: bool) -> None:
+    """Show where the data lives and what the store holds.
+
+    Reports the data dir, database size, and counts of sessions, prompts, queued events by
+    status, observations and summaries. Never creates anything.
+    """
+    report = status_report()
+    if as_json:
+        emit_json(report)
+        return
+    store = report["store"]
+    out = console()
+    out.print(f"[bold]claude-mem[/bold] data dir: {store['data_dir']}")
+    if not store["database_exists"]:
+        out.print("database: not created yet (the first hook or `claude-mem migrate` creates it)")
+    else:
+        out.print(
+            f"database: {store['database']} ({human_bytes(store['database_bytes'])}, "
+            f"schema v{store['schema_version']})"
+        )
+    counts = store["counts"]
+    table = Table(show_header=True, header_style="bold")
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("sessions", str(counts["sessions"]))
+    table.add_row("prompts", str(counts["prompts"]))
+    for state, count in counts["events"].items():
+        table.add_row(f"events {state}", str(count))
+    table.add_row("observations", str(counts["observations"]))
+    table.add_row("summaries", str(counts["summaries"]))
+    out.print(table)
+
+
+@cli.command()
+def migrate() -> None:
+    """Create the database, or bring its schema up to date.
+
+    Every command and hook does this on demand; run it by hand after an upgrade or to set up a
+    fresh data dir.
+    """
+    path = db.db_path(settings.data_dir())
+    conn = db.connect(path, migrate=False)
+    try:
+        applied = migrations.migrate(conn)
+        version = db.schema_version(conn)
+    finally:
+        conn.close()
+    if applied:
+        click.echo(f"{path}: applied {', '.join(applied)} (schema v{version})")
+    else:
+        click.echo(f"{path}: up to date (schema v{version})")

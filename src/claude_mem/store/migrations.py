@@ -1,0 +1,222 @@
+"""Schema migrations: an ordered list of small named functions, each applied once in a transaction.
+
+`schema_migrations` records what ran; `PRAGMA user_version` mirrors the count so that `connect()`
+can tell an up-to-date database with a single PRAGMA. Never edit a released migration: add one.
+"""
+
+import sqlite3
+from collections.abc import Callable
+
+from claude_mem.store import db
+
+Migration = Callable[[sqlite3.Connection], None]
+
+OBSERVATION_TYPES = ("bugfix", "feature", "refactor", "change", "discovery", "decision")
+
+
+def run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Execute several statements inside the caller's transaction.
+
+    `executescript` would COMMIT first and break the one-transaction-per-migration rule.
+    """
+    statement = ""
+    for line in script.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            conn.execute(statement)
+            statement = ""
+    if statement.strip():
+        raise ValueError(f"incomplete SQL statement: {statement.strip()[:80]}")
+
+
+def m001_initial(conn: sqlite3.Connection) -> None:
+    """Capture tables (written by hooks) and derived tables (written by the worker)."""
+    types = ", ".join(f"'{name}'" for name in OBSERVATION_TYPES)
+    run_script(
+        conn,
+        f"""
+        CREATE TABLE sessions (
+            id INTEGER PRIMARY KEY,
+            content_session_id TEXT NOT NULL UNIQUE,
+            project TEXT NOT NULL,
+            cwd TEXT,
+            title TEXT,
+            status TEXT NOT NULL DEFAULT 'active'
+                CHECK (status IN ('active', 'completed', 'failed', 'interrupted')),
+            observer_provider TEXT,
+            memory_session_id TEXT,
+            last_injected_at TEXT,
+            started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            ended_at TEXT,
+            last_activity_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        );
+        CREATE INDEX sessions_project ON sessions (project, started_at);
+
+        CREATE TABLE prompts (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            prompt_number INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            private INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            UNIQUE (session_id, prompt_number)
+        );
+
+        CREATE TABLE pending_events (
+            id INTEGER PRIMARY KEY,
+            event_key TEXT NOT NULL UNIQUE,
+            session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL
+                CHECK (kind IN ('prompt', 'tool', 'tool_failure', 'summarize', 'session_end')),
+            prompt_number INTEGER,
+            payload TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'claimed', 'done', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            lease_until TEXT,
+            next_attempt_at TEXT,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            processed_at TEXT
+        );
+        CREATE INDEX pending_events_queue ON pending_events (status, session_id, id);
+
+        CREATE TABLE observations (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER REFERENCES sessions (id) ON DELETE CASCADE,
+            project TEXT NOT NULL,
+            type TEXT NOT NULL CHECK (type IN ({types})),
+            title TEXT NOT NULL,
+            subtitle TEXT,
+            narrative TEXT NOT NULL,
+            facts TEXT NOT NULL DEFAULT '[]',
+            concepts TEXT NOT NULL DEFAULT '[]',
+            files_read TEXT NOT NULL DEFAULT '[]',
+            files_modified TEXT NOT NULL DEFAULT '[]',
+            prompt_number INTEGER,
+            content_hash TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            fetch_count INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            UNIQUE (session_id, content_hash)
+        );
+        CREATE INDEX observations_project ON observations (project, created_at);
+
+        CREATE TABLE observation_sources (
+            observation_id INTEGER NOT NULL REFERENCES observations (id) ON DELETE CASCADE,
+            event_id INTEGER NOT NULL REFERENCES pending_events (id) ON DELETE CASCADE,
+            PRIMARY KEY (observation_id, event_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX observation_sources_event ON observation_sources (event_id);
+
+        CREATE TABLE summaries (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            project TEXT NOT NULL,
+            event_id INTEGER UNIQUE REFERENCES pending_events (id) ON DELETE SET NULL,
+            prompt_number INTEGER,
+            request TEXT NOT NULL DEFAULT '',
+            investigated TEXT NOT NULL DEFAULT '',
+            learned TEXT NOT NULL DEFAULT '',
+            completed TEXT NOT NULL DEFAULT '',
+            next_steps TEXT NOT NULL DEFAULT '',
+            files_read TEXT NOT NULL DEFAULT '[]',
+            files_edited TEXT NOT NULL DEFAULT '[]',
+            notes TEXT NOT NULL DEFAULT '',
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        );
+        CREATE INDEX summaries_project ON summaries (project, created_at);
+        """
+    )
+
+
+def _fts(conn: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:
+    """An external-content FTS5 index over `table`, kept in sync by triggers."""
+    cols = ", ".join(columns)
+    new = ", ".join(f"new.{c}" for c in columns)
+    old = ", ".join(f"old.{c}" for c in columns)
+    run_script(
+        conn,
+        f"""
+        CREATE VIRTUAL TABLE {table}_fts USING fts5(
+            {cols}, content='{table}', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER {table}_fts_insert AFTER INSERT ON {table} BEGIN
+            INSERT INTO {table}_fts (rowid, {cols}) VALUES (new.id, {new});
+        END;
+        CREATE TRIGGER {table}_fts_delete AFTER DELETE ON {table} BEGIN
+            INSERT INTO {table}_fts ({table}_fts, rowid, {cols}) VALUES ('delete', old.id, {old});
+        END;
+        CREATE TRIGGER {table}_fts_update AFTER UPDATE OF {cols} ON {table} BEGIN
+            INSERT INTO {table}_fts ({table}_fts, rowid, {cols}) VALUES ('delete', old.id, {old});
+            INSERT INTO {table}_fts (rowid, {cols}) VALUES (new.id, {new});
+        END;
+        INSERT INTO {table}_fts ({table}_fts) VALUES ('rebuild');
+        """
+    )
+
+
+FTS_COLUMNS: dict[str, tuple[str, ...]] = {
+    "observations": ("title", "subtitle", "narrative", "facts", "concepts"),
+    "summaries": ("request", "investigated", "learned", "completed", "next_steps", "notes"),
+    "prompts": ("text",),
+}
+
+
+def m002_fts(conn: sqlite3.Connection) -> None:
+    """Full-text search over observations, summaries and prompts."""
+    for table, columns in FTS_COLUMNS.items():
+        _fts(conn, table, columns)
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_fts]
+assert len(MIGRATIONS) == db.SCHEMA_VERSION, "update db.SCHEMA_VERSION with MIGRATIONS"
+
+
+def _ensure_record_table(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+        " applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
+    )
+
+
+def applied(conn: sqlite3.Connection) -> list[str]:
+    """Names of the migrations recorded in this database, in order."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if not exists:
+        return []
+    return [row[0] for row in conn.execute("SELECT name FROM schema_migrations ORDER BY version")]
+
+
+def migrate(conn: sqlite3.Connection, target: int | None = None) -> list[str]:
+    """Apply every missing migration up to `target` (default: all); returns the names applied.
+
+    Each migration runs in its own `BEGIN IMMEDIATE` transaction together with its record row,
+    and the version is re-read inside it, so concurrent openers never apply one twice.
+    """
+    target = len(MIGRATIONS) if target is None else target
+    done: list[str] = []
+    for version, migration in enumerate(MIGRATIONS[:target], start=1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _ensure_record_table(conn)
+            current = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+            if current >= version:
+                conn.execute("COMMIT")
+                continue
+            migration(conn)
+            conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, migration.__name__))
+            conn.execute(f"PRAGMA user_version = {version}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        done.append(migration.__name__)
+    return done

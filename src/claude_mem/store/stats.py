@@ -1,0 +1,62 @@
+"""Counts of what the store holds, for `status`, `/health` and `/api/stats`."""
+
+import os
+import sqlite3
+
+from claude_mem.store import db
+
+EVENT_STATUSES = ("pending", "claimed", "done", "failed")
+
+
+def queue_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    counts = dict.fromkeys(EVENT_STATUSES, 0)
+    for status, count in conn.execute("SELECT status, COUNT(*) FROM pending_events GROUP BY status"):
+        counts[status] = count
+    return counts
+
+
+def store_counts(conn: sqlite3.Connection) -> dict[str, object]:
+    """Rows per table; events broken down by status."""
+    scalar = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    return {
+        "sessions": scalar("SELECT COUNT(*) FROM sessions"),
+        "prompts": scalar("SELECT COUNT(*) FROM prompts"),
+        "events": queue_counts(conn),
+        "observations": scalar("SELECT COUNT(*) FROM observations"),
+        "summaries": scalar("SELECT COUNT(*) FROM summaries"),
+    }
+
+
+def empty_counts() -> dict[str, object]:
+    return {
+        "sessions": 0, "prompts": 0, "events": dict.fromkeys(EVENT_STATUSES, 0),
+        "observations": 0, "summaries": 0,
+    }
+
+
+def database_bytes(path: str) -> int:
+    """Size on disk of the database with its WAL and shared-memory files."""
+    return sum(os.path.getsize(path + suffix) for suffix in ("", "-wal", "-shm") if os.path.exists(path + suffix))
+
+
+def store_report(data_dir: str) -> dict[str, object]:
+    """What `status` shows about the store, without creating anything."""
+    path = db.db_path(data_dir)
+    report: dict[str, object] = {
+        "data_dir": data_dir,
+        "database": path,
+        "database_exists": os.path.exists(path),
+        "database_bytes": database_bytes(path),
+        "schema_version": None,
+        "counts": empty_counts(),
+    }
+    conn = db.connect_readonly(path)
+    if conn is None:
+        return report
+    try:
+        report["schema_version"] = db.schema_version(conn)
+        if report["schema_version"] >= 1:
+            report["counts"] = store_counts(conn)
+    finally:
+        conn.close()
+    return report

@@ -1,0 +1,216 @@
+import json
+import multiprocessing
+import sqlite3
+
+import pytest
+
+from claude_mem.store import db, migrations
+
+EXPECTED_TABLES = {
+    "schema_migrations": ["version", "name", "applied_at"],
+    "sessions": [
+        "id", "content_session_id", "project", "cwd", "title", "status", "observer_provider",
+        "memory_session_id", "last_injected_at", "started_at", "ended_at", "last_activity_at",
+    ],
+    "prompts": ["id", "session_id", "prompt_number", "text", "private", "created_at"],
+    "pending_events": [
+        "id", "event_key", "session_id", "kind", "prompt_number", "payload", "status", "attempts",
+        "last_error", "lease_until", "next_attempt_at", "created_at", "processed_at",
+    ],
+    "observations": [
+        "id", "session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts",
+        "files_read", "files_modified", "prompt_number", "content_hash", "input_tokens", "output_tokens",
+        "fetch_count", "created_at",
+    ],
+    "observation_sources": ["observation_id", "event_id"],
+    "summaries": [
+        "id", "session_id", "project", "event_id", "prompt_number", "request", "investigated", "learned",
+        "completed", "next_steps", "files_read", "files_edited", "notes", "input_tokens", "output_tokens",
+        "created_at",
+    ],
+}
+FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
+EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")}
+EXPECTED_INDEXES = {
+    "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
+    "summaries_project",
+}
+
+
+def schema(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    return sorted(conn.execute("SELECT type, name, COALESCE(sql, '') FROM sqlite_master"))
+
+
+def columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [row[1] for row in conn.execute(f"PRAGMA table_info({table})")]
+
+
+@pytest.fixture
+def conn(tmp_path):
+    connection = db.connect(str(tmp_path / "test.db"))
+    yield connection
+    connection.close()
+
+
+def test_fresh_database_has_exactly_the_expected_schema(conn):
+    names = {(kind, name) for kind, name, _ in schema(conn)}
+    tables = {name for kind, name in names if kind == "table"}
+    base_tables = {t for t in tables if not any(t.startswith(f + "_") or t == f for f in FTS_TABLES)}
+    assert base_tables == set(EXPECTED_TABLES)
+    for table, expected in EXPECTED_TABLES.items():
+        assert columns(conn, table) == expected, table
+    assert FTS_TABLES <= tables
+    assert {name for kind, name in names if kind == "trigger"} == EXPECTED_TRIGGERS
+    assert {name for kind, name in names if kind == "index" and not name.startswith("sqlite_")} == EXPECTED_INDEXES
+    assert db.schema_version(conn) == len(migrations.MIGRATIONS) == db.SCHEMA_VERSION
+    assert migrations.applied(conn) == [m.__name__ for m in migrations.MIGRATIONS]
+
+
+def test_connection_pragmas(conn):
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    assert conn.execute("PRAGMA secure_delete").fetchone()[0] == 1
+
+
+def test_busy_timeout_is_the_callers(tmp_path):
+    hook_conn = db.connect(str(tmp_path / "x.db"), busy_timeout_ms=db.HOOK_BUSY_MS)
+    assert hook_conn.execute("PRAGMA busy_timeout").fetchone()[0] == 250
+    worker_conn = db.connect(str(tmp_path / "x.db"))
+    assert worker_conn.execute("PRAGMA busy_timeout").fetchone()[0] == db.WORKER_BUSY_MS
+
+
+def test_reopening_is_a_no_op(tmp_path):
+    path = str(tmp_path / "test.db")
+    first = db.connect(path)
+    before = schema(first)
+    recorded = first.execute("SELECT version, name, applied_at FROM schema_migrations").fetchall()
+    first.close()
+    second = db.connect(path)
+    assert schema(second) == before
+    assert second.execute("SELECT version, name, applied_at FROM schema_migrations").fetchall() == recorded
+    assert migrations.migrate(second) == []
+
+
+@pytest.mark.parametrize("start", range(len(migrations.MIGRATIONS)))
+def test_upgrade_from_every_earlier_version(tmp_path, start):
+    fresh = db.connect(str(tmp_path / "fresh.db"))
+    old_path = str(tmp_path / "old.db")
+    old = db.connect(old_path, migrate=False)
+    assert migrations.migrate(old, target=start) == [m.__name__ for m in migrations.MIGRATIONS[:start]]
+    assert db.schema_version(old) == start
+    if start >= 1:  # data written under the old schema survives and becomes searchable
+        add_session(old)
+        old.execute(
+            "INSERT INTO observations (session_id, project, type, title, narrative, content_hash)"
+            " VALUES (1, '/p', 'discovery', 'legacy flux capacitor', 'stored before the upgrade', 'h1')"
+        )
+    old.close()
+    upgraded = db.connect(old_path)
+    assert schema(upgraded) == schema(fresh)
+    if start >= 1:
+        hits = upgraded.execute("SELECT rowid FROM observations_fts WHERE observations_fts MATCH 'capacitor'").fetchall()
+        assert hits == [(1,)]
+
+
+def test_a_failing_migration_leaves_nothing_behind(tmp_path, monkeypatch):
+    def broken(conn):
+        conn.execute("CREATE TABLE half_done (x)")
+        raise RuntimeError("boom")
+
+    path = str(tmp_path / "t.db")
+    conn = db.connect(path, migrate=False)
+    monkeypatch.setattr(migrations, "MIGRATIONS", [migrations.m001_initial, broken])
+    with pytest.raises(RuntimeError):
+        migrations.migrate(conn)
+    assert db.schema_version(conn) == 1
+    assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'half_done'").fetchone() is None
+
+
+def _open_concurrently(path: str) -> int:
+    conn = db.connect(path)
+    version = db.schema_version(conn)
+    conn.close()
+    return version
+
+
+def test_concurrent_first_opens_apply_each_migration_once(tmp_path):
+    path = str(tmp_path / "race.db")
+    with multiprocessing.get_context("spawn").Pool(8) as pool:
+        versions = pool.map(_open_concurrently, [path] * 16)
+    assert set(versions) == {db.SCHEMA_VERSION}
+    conn = db.connect(path)
+    assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0] == db.SCHEMA_VERSION
+
+
+def add_session(conn, key="s1", project="/p") -> int:
+    return conn.execute(
+        "INSERT INTO sessions (content_session_id, project) VALUES (?, ?)", (key, project)
+    ).lastrowid
+
+
+def fts_ids(conn, table: str, query: str) -> list[int]:
+    return [r[0] for r in conn.execute(f"SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ? ORDER BY rowid", (query,))]
+
+
+def test_observation_fts_stays_in_sync(conn):
+    sid = add_session(conn)
+    oid = conn.execute(
+        "INSERT INTO observations (session_id, project, type, title, narrative, facts, concepts, content_hash)"
+        " VALUES (?, '/p', 'bugfix', 'Fix race in spool ingestion', 'The rename was not atomic.', ?, ?, 'h')",
+        (sid, json.dumps(["uses os.replace"]), json.dumps(["gotcha"])),
+    ).lastrowid
+    assert fts_ids(conn, "observations", "spool") == [oid]
+    assert fts_ids(conn, "observations", "replace") == [oid]  # facts are indexed
+    assert fts_ids(conn, "observations", "gotcha") == [oid]  # concepts are indexed
+    conn.execute("UPDATE observations SET title = 'Fix race in queue claiming' WHERE id = ?", (oid,))
+    assert fts_ids(conn, "observations", "spool") == []
+    assert fts_ids(conn, "observations", "claiming") == [oid]
+    conn.execute("UPDATE observations SET fetch_count = fetch_count + 1 WHERE id = ?", (oid,))
+    assert fts_ids(conn, "observations", "claiming") == [oid]
+    conn.execute("DELETE FROM observations WHERE id = ?", (oid,))
+    assert fts_ids(conn, "observations", "claiming") == []
+    conn.execute("INSERT INTO observations_fts (observations_fts) VALUES ('integrity-check')")
+
+
+def test_summary_and_prompt_fts_stay_in_sync(conn):
+    sid = add_session(conn)
+    summary = conn.execute(
+        "INSERT INTO summaries (session_id, project, request, learned) VALUES (?, '/p', 'speed up hooks', 'imports cost')",
+        (sid,),
+    ).lastrowid
+    prompt = conn.execute(
+        "INSERT INTO prompts (session_id, prompt_number, text) VALUES (?, 1, 'why is the viewer slow')", (sid,)
+    ).lastrowid
+    assert fts_ids(conn, "summaries", "imports") == [summary]
+    assert fts_ids(conn, "prompts", "viewer") == [prompt]
+    conn.execute("UPDATE summaries SET learned = 'pathlib is slow' WHERE id = ?", (summary,))
+    conn.execute("UPDATE prompts SET text = 'why is the worker slow' WHERE id = ?", (prompt,))
+    assert fts_ids(conn, "summaries", "imports") == [] and fts_ids(conn, "summaries", "pathlib") == [summary]
+    assert fts_ids(conn, "prompts", "viewer") == [] and fts_ids(conn, "prompts", "worker") == [prompt]
+    conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))  # cascades through the FTS triggers
+    assert fts_ids(conn, "summaries", "pathlib") == [] and fts_ids(conn, "prompts", "worker") == []
+    for table in ("summaries", "prompts"):
+        conn.execute(f"INSERT INTO {table}_fts ({table}_fts) VALUES ('integrity-check')")
+
+
+def test_constraints_reject_bad_rows(conn):
+    sid = add_session(conn)
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO sessions (content_session_id, project) VALUES ('s1', '/p')")
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute(
+            "INSERT INTO pending_events (event_key, session_id, kind, payload) VALUES ('k', ?, 'bogus', '{}')", (sid,)
+        )
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO prompts (session_id, prompt_number, text) VALUES (999, 1, 'x')")
+    conn.execute("INSERT INTO pending_events (event_key, session_id, kind, payload) VALUES ('k', ?, 'tool', '{}')", (sid,))
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO pending_events (event_key, session_id, kind, payload) VALUES ('k', ?, 'tool', '{}')", (sid,))
+
+
+def test_corrupt_file_is_a_database_error(tmp_path):
+    path = tmp_path / "bad.db"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(sqlite3.DatabaseError):
+        db.connect(str(path))
