@@ -1,0 +1,140 @@
+"""`claude-mem worker start|stop|restart|status`, `claude-mem backup`, `claude-mem restore FILE`."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from claude_mem import settings
+from claude_mem.cli import cli
+from claude_mem.cli.output import console, emit_json, human_bytes
+from claude_mem.worker import backup, control, discovery
+
+
+def worker_report() -> dict[str, object]:
+    """The "worker" section of `claude-mem status`."""
+    return control.state(timeout=1.0).as_dict()
+
+
+def describe(current: control.WorkerState) -> list[str]:
+    """Human lines that say what runs and where."""
+    lines = []
+    if current.running:
+        health = current.health or {}
+        provider = health.get("provider") or {}
+        queue = health.get("queue") or {}
+        lines.append(f"worker: running, pid {current.pid}, {current.url} (version {health.get('version')})")
+        lines.append(f"  data dir: {health.get('data_dir')}")
+        lines.append(f"  up for {format_uptime(float(health.get('uptime') or 0))}, status {health.get('status')}")
+        ok = "ok" if provider.get("ok") else f"not ok: {provider.get('reason')}"
+        lines.append(f"  observer: {provider.get('name')} ({ok})")
+        if queue:
+            lines.append("  queue: " + ", ".join(f"{count} {name}" for name, count in queue.items()))
+        for name, problem in (health.get("problems") or {}).items():
+            lines.append(f"  problem in {name}: {problem}")
+    else:
+        lines.append(f"worker: not running ({current.reason})")
+        lines.append(f"  data dir: {current.data_dir}")
+    recovery = discovery.read_recovery(current.data_dir)
+    if recovery:
+        lines.append(f"  DATABASE RECOVERED at {recovery.get('at')}: {recovery.get('problem')}")
+        lines.append(f"    corrupt copy kept at {recovery.get('corrupt_copy')}; {recovery.get('note')}")
+    return lines
+
+
+def format_uptime(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
+@cli.group()
+def worker() -> None:
+    """Run and inspect the background worker.
+
+    The worker is one process per data dir, listening on 127.0.0.1 only. It turns captured events
+    into observations, snapshots the database and serves the HTTP API. Hooks start it on their own
+    (setting `autostart`); these commands are for doing it by hand.
+    """
+
+
+@worker.command("start")
+def worker_start() -> None:
+    """Start the worker in the background (nothing happens when one already runs)."""
+    try:
+        current, started = control.start()
+    except control.WorkerError as exc:
+        raise click.ClickException(str(exc)) from exc
+    verb = "started" if started else "already running"
+    click.echo(f"worker {verb}: pid {current.pid}, {current.url}, data dir {current.data_dir}")
+
+
+@worker.command("stop")
+def worker_stop() -> None:
+    """Stop the worker: it finishes or releases its work, stops its child processes and exits."""
+    pid = control.stop()
+    click.echo(f"worker stopped (pid {pid})" if pid else "worker was not running")
+
+
+@worker.command("restart")
+def worker_restart() -> None:
+    """Stop the worker if it runs, then start a fresh one (e.g. after an upgrade)."""
+    try:
+        current, _ = control.restart()
+    except control.WorkerError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"worker restarted: pid {current.pid}, {current.url}, data dir {current.data_dir}")
+
+
+@worker.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+def worker_status(as_json: bool) -> None:
+    """Tell whether a worker runs for this data dir, its pid, URL, version, uptime and health.
+
+    Exit code 0 when it runs and answers, 1 otherwise.
+    """
+    current = control.state()
+    if as_json:
+        emit_json(current.as_dict())
+    else:
+        out = console()
+        for line in describe(current):
+            out.print(line, markup=False)
+    raise SystemExit(0 if current.running else 1)
+
+
+@cli.command("backup")
+def backup_cmd() -> None:
+    """Write a snapshot of the database now (into <data dir>/backups, rotated by `backups_keep`).
+
+    Safe while the worker and hooks run: the snapshot is taken with SQLite's VACUUM INTO.
+    """
+    data_dir = settings.data_dir()
+    keep = int(settings.load(data_dir)["backups_keep"])  # type: ignore[call-overload]
+    try:
+        path = backup.snapshot(data_dir, keep)
+    except backup.BackupError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{path} ({human_bytes(os.path.getsize(path))})")
+
+
+@cli.command("restore")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+def restore_cmd(file: str) -> None:
+    """Replace the database with snapshot FILE (refused while the worker runs).
+
+    The current database is kept beside it as claude-mem.db.before-restore-<time>. Stop the worker
+    first with `claude-mem worker stop`.
+    """
+    data_dir = settings.data_dir()
+    fd = discovery.try_lock(data_dir)
+    if fd is None:
+        raise click.ClickException("the worker is running; stop it first with `claude-mem worker stop`")
+    try:
+        kept = backup.restore(data_dir, os.path.abspath(file))
+    except backup.BackupError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        os.close(fd)
+    click.echo(f"restored {file}" + (f"; the previous database is kept at {kept}" if kept else ""))

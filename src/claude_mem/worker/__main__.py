@@ -1,0 +1,5 @@
+import sys
+
+from claude_mem.worker.daemon import main
+
+sys.exit(main())

@@ -1,0 +1,185 @@
+"""Database snapshots (`VACUUM INTO`), their rotation, restore, and self-healing of a corrupt database.
+
+Used by the worker (periodic snapshots, recovery on start) and by `claude-mem backup|restore`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sqlite3
+import time
+from urllib.parse import quote
+
+from claude_mem.store import db
+from claude_mem.worker import discovery
+
+log = logging.getLogger("claude_mem.worker")
+
+BACKUP_DIR = "backups"
+PREFIX = "claude-mem-"
+SUFFIX = ".db"
+STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
+
+
+class BackupError(Exception):
+    """A snapshot or restore could not be made; the message says why."""
+
+
+def backups_dir(data_dir: str) -> str:
+    return os.path.join(data_dir, BACKUP_DIR)
+
+
+def utc_stamp(when: float | None = None) -> str:
+    return time.strftime(STAMP_FORMAT, time.gmtime(time.time() if when is None else when))
+
+
+def list_backups(data_dir: str) -> list[str]:
+    """Snapshot paths, oldest first (the UTC stamp in the name sorts chronologically)."""
+    directory = backups_dir(data_dir)
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return []
+    chosen = [name for name in names if name.startswith(PREFIX) and name.endswith(SUFFIX)]
+    return [os.path.join(directory, name) for name in sorted(chosen)]
+
+
+def check_database(path: str, require_schema: bool = True) -> str | None:
+    """None when `path` is a healthy SQLite database (with our tables if `require_schema`), else why not."""
+    if not os.path.exists(path):
+        return "missing"
+    try:
+        # The live database may have a WAL to recover, which needs write access; snapshots do not.
+        mode = "ro" if require_schema else "rw"
+        conn = sqlite3.connect(f"file:{quote(path)}?mode={mode}", uri=True, timeout=10)
+    except sqlite3.Error as exc:
+        return f"cannot open: {exc}"
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+        if [tuple(row) for row in rows] != [("ok",)]:
+            return "quick_check: " + "; ".join(str(row[0]) for row in rows[:5])
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if require_schema and "pending_events" not in tables:
+            return "not a claude-mem database (no pending_events table)"
+    except sqlite3.Error as exc:
+        return f"unreadable: {exc}"
+    finally:
+        conn.close()
+    return None
+
+
+def snapshot(data_dir: str, keep: int) -> str:
+    """Write a consistent snapshot of the database with `VACUUM INTO`, then keep only the newest `keep`."""
+    source = db.db_path(data_dir)
+    if not os.path.exists(source):
+        raise BackupError(f"no database to back up at {source}")
+    directory = backups_dir(data_dir)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    target = os.path.join(directory, f"{PREFIX}{utc_stamp()}{SUFFIX}")
+    temp = f"{target}.{os.getpid()}.tmp"
+    conn = db.connect(source)
+    try:
+        conn.execute("VACUUM INTO ?", (temp,))
+    except sqlite3.Error as exc:
+        _unlink(temp)
+        raise BackupError(f"snapshot failed: {exc}") from exc
+    finally:
+        conn.close()
+    os.chmod(temp, 0o600)
+    os.replace(temp, target)
+    rotate(data_dir, keep)
+    return target
+
+
+def rotate(data_dir: str, keep: int) -> list[str]:
+    """Delete all but the newest `keep` snapshots (at least one is always kept); returns the deleted."""
+    backups = list_backups(data_dir)
+    doomed = backups[: max(0, len(backups) - max(1, keep))]
+    for path in doomed:
+        _unlink(path)
+    return doomed
+
+
+def newest_good_backup(data_dir: str) -> str | None:
+    for path in reversed(list_backups(data_dir)):
+        if check_database(path) is None:
+            return path
+        log.warning("backup %s is not usable; trying an older one", path)
+    return None
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def move_aside(data_dir: str, label: str) -> str:
+    """Rename the database and its WAL/SHM files to `claude-mem.db.<label>-<stamp>`; returns the new path."""
+    source = db.db_path(data_dir)
+    target = f"{source}.{label}-{utc_stamp()}"
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(source + suffix):
+            os.replace(source + suffix, target + suffix)
+    return target
+
+
+def install_copy(data_dir: str, snapshot_path: str) -> None:
+    """Copy a snapshot into place as the database (atomically: readers see the old or the new file)."""
+    target = db.db_path(data_dir)
+    temp = f"{target}.{os.getpid()}.restore.tmp"
+    shutil.copyfile(snapshot_path, temp)
+    os.chmod(temp, 0o600)
+    for suffix in ("-wal", "-shm"):
+        _unlink(target + suffix)
+    os.replace(temp, target)
+
+
+def restore(data_dir: str, snapshot_path: str) -> str | None:
+    """Replace the database with a checked snapshot; the old database is kept aside (its new path)."""
+    problem = check_database(snapshot_path)
+    if problem is not None:
+        raise BackupError(f"{snapshot_path} cannot be restored: {problem}")
+    kept = move_aside(data_dir, "before-restore") if os.path.exists(db.db_path(data_dir)) else None
+    install_copy(data_dir, snapshot_path)
+    return kept
+
+
+def recover_if_corrupt(data_dir: str) -> dict[str, object] | None:
+    """On worker start: a database that fails `quick_check` is moved aside and the newest good backup
+    restored. Returns the recovery record (also written to recovery.json), or None when all is well.
+    The spool and quarantine are not touched, so events captured since the backup are re-ingested."""
+    path = db.db_path(data_dir)
+    if not os.path.exists(path):
+        return None
+    problem = check_database(path, require_schema=False)
+    if problem is None:
+        return None
+    corrupt = move_aside(data_dir, "corrupt")
+    restored = newest_good_backup(data_dir)
+    if restored is not None:
+        install_copy(data_dir, restored)
+    record: dict[str, object] = {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "problem": problem,
+        "corrupt_copy": corrupt,
+        "restored_from": restored,
+        "note": (
+            f"database restored from {os.path.basename(restored)}; events after it come back from the spool"
+            if restored else "no usable backup: started with an empty database"
+        ),
+    }
+    log.error(
+        "DATABASE CORRUPT (%s): moved to %s; %s", problem, corrupt,
+        f"restored newest good backup {restored}" if restored else "no usable backup, starting empty",
+    )
+    recovery_path = os.path.join(data_dir, discovery.RECOVERY_FILENAME)
+    with open(recovery_path + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump(record, handle, indent=2, sort_keys=True)
+    os.replace(recovery_path + ".tmp", recovery_path)
+    return record
+

@@ -1,0 +1,45 @@
+"""What every service and route of the worker shares: settings, paths, the event bus."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from claude_mem import __version__
+from claude_mem.store import db
+from claude_mem.worker.bus import EventBus
+
+
+@dataclass
+class WorkerContext:
+    """One per worker process; created before the services start, read by every route."""
+
+    settings: dict[str, object]
+    data_dir: str
+    bus: EventBus = field(default_factory=EventBus)
+    version: str = __version__
+    pid: int = field(default_factory=os.getpid)
+    port: int = 0
+    started_at: float = field(default_factory=time.time)
+    recovery: dict[str, object] | None = None
+    service_errors: dict[str, str] = field(default_factory=dict)
+    # The observer service sets this to report its provider's health in /health (see health.py).
+    provider_health: Callable[[], Awaitable[dict[str, object]]] | None = None
+
+    @property
+    def db_path(self) -> str:
+        return db.db_path(self.data_dir)
+
+    @property
+    def uptime(self) -> float:
+        return max(0.0, time.time() - self.started_at)
+
+    def connect(self) -> sqlite3.Connection:
+        """A worker connection: migrated, WAL, the long busy timeout (hooks use a short one)."""
+        return db.connect(self.db_path, busy_timeout_ms=db.WORKER_BUSY_MS)
+
+    def path(self, *parts: str) -> str:
+        return os.path.join(self.data_dir, *parts)

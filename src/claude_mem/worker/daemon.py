@@ -1,0 +1,192 @@
+"""The worker process: `python -m claude_mem.worker`.
+
+Holds the exclusive worker lock for its whole life, heals a corrupt database before anything opens
+it, serves the app on 127.0.0.1, publishes `worker.json` once it answers, and on SIGTERM stops its
+services, reaps every child it left and removes `worker.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import errno
+import fcntl
+import logging
+import logging.handlers
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Iterator
+
+import psutil
+import uvicorn
+
+from claude_mem import settings as settings_module
+from claude_mem.worker import backup, discovery
+from claude_mem.worker.app import create_app
+from claude_mem.worker.context import WorkerContext
+
+log = logging.getLogger("claude_mem.worker")
+
+EXIT_LOCKED = 3  # another worker holds the lock: not an error, there is just nothing to do
+LOG_BYTES = 1_000_000
+LOG_BACKUPS = 3
+REAP_GRACE = 3.0
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server without its re-raise of the captured signal after shutdown: we clean up first."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        originals = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in originals.items():
+                signal.signal(sig, handler)
+
+
+def setup_logging(data_dir: str, level: str) -> None:
+    directory = os.path.join(data_dir, "logs")
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    handler = logging.handlers.RotatingFileHandler(
+        os.path.join(directory, "worker.log"), maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper(), logging.INFO))
+
+
+def acquire_lock(data_dir: str, inherited_fd: int | None, wait: float) -> int | None:
+    """The fd holding the worker lock: the one our spawner passed, or one we take (waiting `wait` s)."""
+    if inherited_fd is not None:
+        fcntl.flock(inherited_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # already ours: a no-op check
+        os.set_inheritable(inherited_fd, False)
+        return inherited_fd
+    deadline = time.monotonic() + wait
+    while True:
+        fd = discovery.try_lock(data_dir)
+        if fd is not None or time.monotonic() >= deadline:
+            return fd
+        time.sleep(0.1)
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:port; a taken port falls back to any free one (worker.json tells)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE or port == 0:
+            sock.close()
+            raise
+        log.warning("port %d is taken; listening on a free port instead (see worker.json)", port)
+        sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    sock.set_inheritable(False)
+    return sock
+
+
+def reap_children(grace: float = REAP_GRACE) -> list[int]:
+    """Terminate, then kill, every descendant still alive — and, when we lead our own session (we were
+    started detached), every process left in it, which catches orphaned grandchildren too."""
+    me = psutil.Process()
+    found = {child.pid: child for child in me.children(recursive=True)}
+    if os.getsid(0) == os.getpid():
+        for proc in psutil.process_iter():
+            try:
+                if proc.pid != me.pid and os.getsid(proc.pid) == me.pid:
+                    found.setdefault(proc.pid, proc)
+            except (OSError, psutil.Error):
+                continue
+    procs = list(found.values())
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.terminate()
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=grace)
+    if procs:
+        log.info("reaped %d child process(es): %s", len(procs), sorted(found))
+    return sorted(found)
+
+
+_stop_requested = False
+
+
+def _early_stop(signum: int, frame: object) -> None:
+    """SIGTERM before the server runs: remember it, and let the normal shutdown path run."""
+    global _stop_requested
+    _stop_requested = True
+
+
+async def serve(server: Server, sock: socket.socket, ctx: WorkerContext) -> None:
+    if _stop_requested:
+        server.should_exit = True
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started and not task.done():
+        await asyncio.sleep(0.02)
+    if server.started:
+        discovery.write_info(ctx.data_dir, {
+            "pid": ctx.pid, "port": ctx.port, "version": ctx.version, "data_dir": ctx.data_dir,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ctx.started_at)),
+        })
+        log.info("worker %s ready on http://127.0.0.1:%d (pid %d, data dir %s)",
+                 ctx.version, ctx.port, ctx.pid, ctx.data_dir)
+    await task
+
+
+def run(lock_fd: int | None, lock_wait: float) -> int:
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _early_stop)
+    data_dir = settings_module.data_dir()
+    os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    values = settings_module.load(data_dir)
+    fd = acquire_lock(data_dir, lock_fd, lock_wait)
+    if fd is None:
+        print(f"claude-mem worker: another worker holds {discovery.lock_path(data_dir)}", file=sys.stderr)
+        return EXIT_LOCKED
+    setup_logging(data_dir, str(values["log_level"]))
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    ctx = WorkerContext(settings=values, data_dir=data_dir)
+    try:
+        ctx.recovery = backup.recover_if_corrupt(data_dir) or discovery.read_recovery(data_dir)
+        try:
+            ctx.connect().close()  # create or migrate the schema before any service needs it
+        except Exception as exc:
+            log.exception("cannot open the database")
+            ctx.service_errors["database"] = f"{type(exc).__name__}: {exc}"
+        port = values["worker_port"]
+        sock = bind(settings_module.default_port() if port is None else int(port))  # type: ignore[arg-type]
+        ctx.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            create_app(ctx), log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5,
+        )
+        asyncio.run(serve(Server(config), sock, ctx))
+        return 0
+    except Exception:
+        log.exception("worker failed")
+        return 1
+    finally:
+        discovery.remove_info(data_dir, pid=os.getpid())
+        reap_children()
+        log.info("worker %d stopped", os.getpid())
+        os.close(fd)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m claude_mem.worker", description=__doc__)
+    parser.add_argument("--lock-fd", type=int, default=None, help="an fd already holding worker.lock")
+    parser.add_argument("--lock-wait", type=float, default=0.0, help="seconds to wait for the lock")
+    args = parser.parse_args(argv)
+    return run(args.lock_fd, args.lock_wait)

@@ -1,0 +1,121 @@
+"""Where the worker is and whether it answers: `worker.json`, `worker.lock`, a `/health` probe.
+
+Stdlib only and import-light: the session-start and user-prompt hooks use it on every call.
+"""
+
+import errno
+import fcntl
+import json
+import os
+
+INFO_FILENAME = "worker.json"
+LOCK_FILENAME = "worker.lock"
+RECOVERY_FILENAME = "recovery.json"
+
+
+def info_path(data_dir: str) -> str:
+    return os.path.join(data_dir, INFO_FILENAME)
+
+
+def lock_path(data_dir: str) -> str:
+    return os.path.join(data_dir, LOCK_FILENAME)
+
+
+def read_info(data_dir: str) -> dict | None:
+    """The worker.json dict, or None when missing or unreadable."""
+    try:
+        with open(info_path(data_dir), encoding="utf-8") as handle:
+            info = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict) or not isinstance(info.get("pid"), int) or not isinstance(info.get("port"), int):
+        return None
+    return info
+
+
+def write_info(data_dir: str, info: dict) -> None:
+    """Write worker.json atomically (readers never see half a file)."""
+    path = info_path(data_dir)
+    temp = "%s.%d.tmp" % (path, os.getpid())
+    with open(temp, "w", encoding="utf-8") as handle:
+        json.dump(info, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    os.replace(temp, path)
+
+
+def remove_info(data_dir: str, pid: int | None = None) -> None:
+    """Remove worker.json, only if it still names `pid` when one is given."""
+    if pid is not None:
+        info = read_info(data_dir)
+        if info is not None and info.get("pid") != pid:
+            return
+    try:
+        os.unlink(info_path(data_dir))
+    except FileNotFoundError:
+        pass
+
+
+def pid_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def try_lock(data_dir: str) -> int | None:
+    """Take the exclusive worker lock without waiting: an open fd holding it, or None when held elsewhere."""
+    os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    fd = os.open(lock_path(data_dir), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return None
+        raise
+    return fd
+
+
+def lock_held(data_dir: str) -> bool:
+    """True when some process (a running or starting worker, or a spawner) holds the worker lock."""
+    if not os.path.exists(lock_path(data_dir)):
+        return False
+    fd = try_lock(data_dir)
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
+
+
+def probe_health(port: int, timeout: float = 0.5) -> dict | None:
+    """GET /health on 127.0.0.1:port; the decoded JSON, or None on any failure."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", "/health", headers={"Host": "127.0.0.1:%d" % port})
+        response = conn.getresponse()
+        body = response.read(1_000_000)
+        if response.status != 200:
+            return None
+        value = json.loads(body)
+        return value if isinstance(value, dict) else None
+    except (OSError, ValueError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
+
+
+def read_recovery(data_dir: str) -> dict | None:
+    """The last automatic database recovery (recovery.json), or None."""
+    try:
+        with open(os.path.join(data_dir, RECOVERY_FILENAME), encoding="utf-8") as handle:
+            value = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None

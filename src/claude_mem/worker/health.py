@@ -1,0 +1,58 @@
+"""`GET /health`: what the worker is, where, for how long, and whether its parts work (DESIGN §7)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from claude_mem.store import stats
+from claude_mem.worker.context import WorkerContext
+
+
+async def provider_health(ctx: WorkerContext) -> dict[str, object]:
+    """The observer provider's {name, ok, reason}.
+
+    The observer service plugs in by setting `ctx.provider_health` (an async callable returning
+    that dict) in its `start`; until one does, the worker says truthfully that nothing observes.
+    """
+    name = str(ctx.settings.get("provider") or "auto")
+    if ctx.provider_health is not None:
+        try:
+            reported = await asyncio.wait_for(ctx.provider_health(), timeout=5.0)
+            return {"name": str(reported.get("name", name)), "ok": bool(reported.get("ok")),
+                    "reason": str(reported.get("reason", ""))}
+        except Exception as exc:
+            return {"name": name, "ok": False, "reason": f"health check failed: {type(exc).__name__}: {exc}"}
+    return {"name": name, "ok": False, "reason": "no observer service is running in this worker"}
+
+
+def queue_counts(ctx: WorkerContext) -> dict[str, int]:
+    conn = ctx.connect()
+    try:
+        return stats.queue_counts(conn)
+    finally:
+        conn.close()
+
+
+async def health_report(ctx: WorkerContext) -> dict[str, object]:
+    try:
+        queue: dict[str, int] | None = await asyncio.to_thread(queue_counts, ctx)
+        database_error = None
+    except Exception as exc:
+        queue, database_error = None, f"{type(exc).__name__}: {exc}"
+    problems = dict(ctx.service_errors)
+    if database_error:
+        problems["database"] = database_error
+    return {
+        "status": "degraded" if problems else "ok",
+        "pid": ctx.pid,
+        "version": ctx.version,
+        "data_dir": ctx.data_dir,
+        "port": ctx.port,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ctx.started_at)),
+        "uptime": round(ctx.uptime, 3),
+        "provider": await provider_health(ctx),
+        "queue": queue,
+        "problems": problems,
+        "recovery": ctx.recovery,
+    }
