@@ -1,0 +1,270 @@
+"""Recall on the command line: `search`, `show`, `timeline`, `context`, `remember`, `forget`."""
+
+import functools
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from claude_mem import project as projects
+from claude_mem import settings
+from claude_mem.cli import cli
+from claude_mem.cli.output import console, emit_json
+from claude_mem.recall import context as session_context
+from claude_mem.recall import forget as forgetting
+from claude_mem.recall.common import RecallError, display_map, resolve_project
+from claude_mem.recall.records import get_many
+from claude_mem.recall.remember import remember as store_note
+from claude_mem.recall.search import KINDS, ORDERS, search as run_search
+from claude_mem.recall.timeline import timeline as run_timeline
+from claude_mem.store import db
+from claude_mem.store.migrations import OBSERVATION_TYPES
+
+
+def recall_errors(command: Callable) -> Callable:
+    """RecallError → one clear line and exit code 1."""
+
+    @functools.wraps(command)
+    def wrapper(*args: object, **kwargs: object) -> object:
+        try:
+            return command(*args, **kwargs)
+        except RecallError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+    return wrapper
+
+
+@contextmanager
+def opened() -> Iterator[sqlite3.Connection]:
+    conn = db.connect(db.db_path(settings.data_dir()))
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def when(stamp: str | None) -> str:
+    moment = session_context.local_time(stamp or "")
+    return moment.strftime("%Y-%m-%d %H:%M") if moment else str(stamp or "")
+
+
+def one_line(value: object, limit: int = 90) -> Text:
+    text = " ".join(str(value or "").split())
+    return Text(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def split_types(value: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+def current_project(conn: sqlite3.Connection, value: str | None) -> str:
+    """--project resolved, else the project of the current directory."""
+    if value:
+        try:
+            return resolve_project(conn, value) or value
+        except RecallError:
+            if os.path.isdir(value):
+                return projects.project_root(value)
+            raise
+    return projects.project_for(os.getcwd())
+
+
+def items_table(items: list[dict], names: dict[str, str], anchor_column: bool = False) -> Table:
+    table = Table(show_header=True, header_style="bold", expand=False)
+    for column in (["", "id"] if anchor_column else ["id"]) + ["when", "project", "type", "title"]:
+        table.add_column(column, no_wrap=column != "title")
+    for item in items:
+        cells = [Text(item["ref"]), Text(when(item["created_at"])), Text(names.get(item["project"], item["project"] or "")),
+                 Text(item["type"] or ""), one_line(item["title"])]
+        if anchor_column:
+            cells.insert(0, Text("▶" if item.get("anchor") else ""))
+        table.add_row(*cells)
+    return table
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--project", help="Only this project (key, display name or a path inside it).")
+@click.option("--type", "types", help=f"Only these observation types, comma-separated ({', '.join(OBSERVATION_TYPES)}).")
+@click.option("--since", help="Stored at or after: 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w.")
+@click.option("--until", help="Stored before (a bare date includes that day).")
+@click.option("--file", "file", help="Only observations that read or modified a file whose path contains this.")
+@click.option("--concept", help="Only observations tagged with this concept (e.g. gotcha, trade-off).")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="What to search (repeatable); default observation.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 500), help="Results per page.")
+@click.option("--offset", default=0, show_default=True, type=click.IntRange(0), help="Results to skip (paging).")
+@click.option("--order", default="relevance", show_default=True, type=click.Choice(ORDERS), help="Ranking.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@recall_errors
+def search(query: str, project: str | None, types: str | None, since: str | None, until: str | None,
+           file: str | None, concept: str | None, kinds: tuple[str, ...], limit: int, offset: int,
+           order: str, as_json: bool) -> None:
+    """Search memory with full-text ranking (BM25).
+
+    Several words match any of them, best matches first; "quoted words" match as a phrase and
+    a trailing * matches a prefix (auth*). Then `claude-mem show ID` prints one in full.
+    """
+    if not query.strip():
+        raise RecallError("empty query: give one or more words to search for")
+    with opened() as conn:
+        result = run_search(conn, query, project=resolve_project(conn, project), types=split_types(types),
+                            since=since, until=until, file=file, concept=concept, kinds=kinds or ("observation",),
+                            limit=limit, offset=offset, order=order)
+        names = display_map(conn)
+    if as_json:
+        emit_json({**result, "limit": limit, "offset": offset})
+        return
+    out = console()
+    if not result["items"]:
+        out.print(Text(f"No match for {query!r} ({result['total']} in total)."))
+        return
+    out.print(items_table(result["items"], names))
+    shown_to = offset + len(result["items"])
+    out.print(Text(f"{offset + 1}–{shown_to} of {result['total']}"
+                   + (f"; next page: --offset {shown_to}" if shown_to < result["total"] else "")))
+
+
+def render_record(item: dict, names: dict[str, str]) -> None:
+    out = console()
+    kind = item["kind"]
+    ref = {"observation": "#", "summary": "S", "prompt": "P"}[kind] + str(item["id"])
+    out.print(Text(f"{ref} {item.get('type', kind)} · {when(item['created_at'])} · "
+                   f"{names.get(item.get('project'), item.get('project'))}", style="bold"))
+    if kind == "observation":
+        fields = ["title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified", "fetch_count"]
+    elif kind == "summary":
+        fields = ["request", "investigated", "learned", "completed", "next_steps", "files_read", "files_edited", "notes"]
+    else:
+        fields = ["text", "prompt_number", "content_session_id"]
+    for name in fields:
+        value = item.get(name)
+        if value in (None, "", []):
+            continue
+        shown = "\n".join(f"  - {entry}" for entry in value) if isinstance(value, list) else str(value)
+        out.print(Text(f"{name}:", style="bold"), Text(("\n" if isinstance(value, list) else "") + shown))
+    out.print()
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@recall_errors
+def show(ids: tuple[str, ...], as_json: bool) -> None:
+    """Print observations in full: `12` or `#12`; also summaries `S3` and prompts `P7`.
+
+    Each observation shown counts as one fetch (its fetch_count grows), which tells which
+    memories are actually used.
+    """
+    with opened() as conn:
+        records = get_many(conn, ids)
+        names = display_map(conn)
+    if as_json:
+        emit_json(records)
+        return
+    for record in records:
+        render_record(record, names)
+
+
+@cli.command()
+@click.argument("anchor")
+@click.option("--before", default=5, show_default=True, type=click.IntRange(0, 200), help="Rows before the anchor.")
+@click.option("--after", default=5, show_default=True, type=click.IntRange(0, 200), help="Rows after the anchor.")
+@click.option("--project", help="Only this project (default: the anchor's project).")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@recall_errors
+def timeline(anchor: str, before: int, after: int, project: str | None, as_json: bool) -> None:
+    """Show what happened around ANCHOR, in time order.
+
+    ANCHOR is an observation id (12), a summary (S3), a prompt (P7), a time (2026-11-20T14:30)
+    or search words (their best match). Observations, summaries and prompts are interleaved.
+    """
+    with opened() as conn:
+        result = run_timeline(conn, anchor, before, after, resolve_project(conn, project))
+        names = display_map(conn)
+    if as_json:
+        emit_json(result)
+        return
+    if not result["items"]:
+        console().print(Text("Nothing stored around that point."))
+        return
+    console().print(items_table(result["items"], names, anchor_column=True))
+
+
+@cli.command()
+@click.option("--project", help="Project (key, display name or path); default: the current directory's.")
+@click.option("--source", default="startup", show_default=True,
+              type=click.Choice(["startup", "resume", "clear", "compact"]), help="How the session starts.")
+@click.option("--session", "session_id", help="Claude Code session id (with --source resume: only what is new to it).")
+@click.option("--json", "as_json", is_flag=True, help="Print the hook's JSON output instead of the text.")
+@recall_errors
+def context(project: str | None, source: str, session_id: str | None, as_json: bool) -> None:
+    """Print exactly the context a Claude Code session starting here would receive.
+
+    The session-start hook injects this text; budgets come from the context_* settings.
+    Nothing is recorded (unlike a real session start).
+    """
+    values = settings.load()
+    with opened() as conn:
+        key = current_project(conn, project)
+        since = session_context.last_injection(conn, session_id) if session_id and source == "resume" else None
+        result = session_context.build(conn, key, source, since, values, settings.data_dir())
+    if as_json:
+        emit_json(session_context.hook_output(result))
+        return
+    click.echo(result["text"])
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--type", "kind", default="discovery", show_default=True, type=click.Choice(OBSERVATION_TYPES),
+              help="Observation type.")
+@click.option("--title", help="One-line title (default: the first sentence of TEXT).")
+@click.option("--project", help="Project (key, display name or path); default: the current directory's.")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored observation as JSON.")
+@recall_errors
+def remember(text: str, kind: str, title: str | None, project: str | None, as_json: bool) -> None:
+    """Store a note by hand; it shows in the session-start index and in search like any other.
+
+    Example: claude-mem remember "Deploys need VPN access" --type decision
+    """
+    with opened() as conn:
+        stored = store_note(conn, text, current_project(conn, project), kind, title)
+    if as_json:
+        emit_json(stored)
+        return
+    verb = "Remembered" if stored["created"] else "Already remembered"
+    console().print(Text(f"{verb} #{stored['id']} ({stored['type']}): {stored['title']}"))
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, type=click.IntRange(1))
+@click.option("--session", help="Forget one Claude Code session (its id) with everything captured in it.")
+@click.option("--project", help="Forget everything stored for a project (key, display name or path).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
+@recall_errors
+def forget(ids: tuple[int, ...], session: str | None, project: str | None, yes: bool, as_json: bool) -> None:
+    """Delete observations by id, a whole session, or a whole project — for good.
+
+    Rows, their full-text entries and their bytes on disk are removed (secure delete, FTS
+    optimize, VACUUM), and every backup in the data dir is rewritten the same way.
+    """
+    data_dir = settings.data_dir()
+    with opened() as conn:
+        planned = forgetting.plan(conn, ids, session, resolve_project(conn, project) if project else None)
+        counts = ", ".join(f"{count} {name}" for name, count in planned["counts"].items() if count)
+        if not yes:
+            click.confirm(f"Forget {planned['describe']} ({counts})? This cannot be undone", abort=True, err=True)
+        forgetting.apply(conn, planned["target"])
+    backups = forgetting.rewrite_backups(data_dir, planned["target"])
+    report = {"forgot": planned["describe"], "counts": planned["counts"], "backups": backups}
+    if as_json:
+        emit_json(report)
+        return
+    click.echo(f"Forgot {planned['describe']} ({counts}); backups rewritten: {len(backups['rewritten'])},"
+               f" pruned: {len(backups['pruned'])}.")
+

@@ -1,0 +1,176 @@
+"""Full-text search (DESIGN §6): FTS5 BM25 over observations, summaries and prompts.
+
+Multi-word queries are an OR of their terms ranked by BM25; quoted phrases and `prefix*` work;
+every user string is escaped (see `fts`). Filters: project, type, date range, file, concept.
+Results page with limit/offset and report the total; order by relevance, newest or oldest.
+"""
+
+import sqlite3
+from collections.abc import Iterable
+
+from claude_mem.recall import fts
+from claude_mem.recall.common import RecallError, parse_time
+from claude_mem.store.migrations import OBSERVATION_TYPES
+
+KINDS = ("observation", "summary", "prompt")
+ORDERS = ("relevance", "newest", "oldest")
+MAX_LIMIT = 500
+# Title and subtitle outweigh the narrative; a hit in the title is what a user means.
+OBSERVATION_WEIGHTS = "8.0, 4.0, 1.0, 1.0, 2.0"
+SUMMARY_WEIGHTS = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0"
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _order_sql(order: str, score: str, created: str) -> str:
+    if order == "newest":
+        return f"{created} DESC, id DESC"
+    if order == "oldest":
+        return f"{created} ASC, id ASC"
+    return f"{score} ASC, {created} DESC"
+
+
+def _observation_query(expression: str | None, filters: dict) -> tuple[str, str, list]:
+    """(select, from/where, args) for observations, with or without a MATCH."""
+    where, args = [], []
+    if expression:
+        source = "observations_fts JOIN observations o ON o.id = observations_fts.rowid"
+        where.append("observations_fts MATCH ?")
+        args.append(expression)
+        score = f"bm25(observations_fts, {OBSERVATION_WEIGHTS})"
+        snippet = "snippet(observations_fts, 2, '[', ']', '…', 12)"
+    else:
+        source, score, snippet = "observations o", "0.0", "substr(o.narrative, 1, 120)"
+    if filters.get("project"):
+        where.append("o.project = ?")
+        args.append(filters["project"])
+    if filters.get("types"):
+        where.append(f"o.type IN ({', '.join('?' for _ in filters['types'])})")
+        args.extend(filters["types"])
+    if filters.get("since"):
+        where.append("o.created_at >= ?")
+        args.append(filters["since"])
+    if filters.get("until"):
+        where.append("o.created_at < ?")
+        args.append(filters["until"])
+    if filters.get("file"):
+        where.append(
+            "(EXISTS (SELECT 1 FROM json_each(o.files_read) WHERE value LIKE ? ESCAPE '\\')"
+            " OR EXISTS (SELECT 1 FROM json_each(o.files_modified) WHERE value LIKE ? ESCAPE '\\'))"
+        )
+        pattern = f"%{_escape_like(filters['file'])}%"
+        args.extend([pattern, pattern])
+    if filters.get("concept"):
+        where.append("EXISTS (SELECT 1 FROM json_each(o.concepts) WHERE lower(value) = lower(?))")
+        args.append(filters["concept"])
+    select = (
+        f"SELECT 'observation' AS kind, o.id AS id, '#' || o.id AS ref, o.created_at AS created_at,"
+        f" o.project AS project, o.type AS type, o.title AS title, o.subtitle AS subtitle,"
+        f" {snippet} AS snippet, {score} AS score, o.session_id AS session_id"
+    )
+    return select, f" FROM {source}" + (" WHERE " + " AND ".join(where) if where else ""), args
+
+
+def _summary_query(expression: str, filters: dict) -> tuple[str, str, list]:
+    where, args = ["summaries_fts MATCH ?"], [expression]
+    for column, op, key in (("s.project", "=", "project"), ("s.created_at", ">=", "since"), ("s.created_at", "<", "until")):
+        if filters.get(key):
+            where.append(f"{column} {op} ?")
+            args.append(filters[key])
+    select = (
+        "SELECT 'summary' AS kind, s.id AS id, 'S' || s.id AS ref, s.created_at AS created_at,"
+        " s.project AS project, 'summary' AS type, s.request AS title, s.completed AS subtitle,"
+        " snippet(summaries_fts, -1, '[', ']', '…', 12) AS snippet,"
+        f" bm25(summaries_fts, {SUMMARY_WEIGHTS}) AS score, s.session_id AS session_id"
+    )
+    return select, " FROM summaries_fts JOIN summaries s ON s.id = summaries_fts.rowid WHERE " + " AND ".join(where), args
+
+
+def _prompt_query(expression: str, filters: dict) -> tuple[str, str, list]:
+    where, args = ["prompts_fts MATCH ?", "p.private = 0"], [expression]
+    for column, op, key in (("ss.project", "=", "project"), ("p.created_at", ">=", "since"), ("p.created_at", "<", "until")):
+        if filters.get(key):
+            where.append(f"{column} {op} ?")
+            args.append(filters[key])
+    select = (
+        "SELECT 'prompt' AS kind, p.id AS id, 'P' || p.id AS ref, p.created_at AS created_at,"
+        " ss.project AS project, 'prompt' AS type, p.text AS title, NULL AS subtitle,"
+        " snippet(prompts_fts, 0, '[', ']', '…', 12) AS snippet, bm25(prompts_fts) AS score,"
+        " p.session_id AS session_id"
+    )
+    source = " FROM prompts_fts JOIN prompts p ON p.id = prompts_fts.rowid JOIN sessions ss ON ss.id = p.session_id"
+    return select, source + " WHERE " + " AND ".join(where), args
+
+
+def _validate(types: Iterable[str], kinds: Iterable[str], order: str, limit: int, offset: int) -> None:
+    unknown = sorted(set(types) - set(OBSERVATION_TYPES))
+    if unknown:
+        raise RecallError(f"unknown type(s) {', '.join(unknown)} (known: {', '.join(OBSERVATION_TYPES)})")
+    unknown = sorted(set(kinds) - set(KINDS))
+    if unknown or not kinds:
+        raise RecallError(f"unknown kind(s) {', '.join(unknown) or '(none)'} (known: {', '.join(KINDS)})")
+    if order not in ORDERS:
+        raise RecallError(f"unknown order {order!r} (known: {', '.join(ORDERS)})")
+    if not 0 < limit <= MAX_LIMIT or offset < 0:
+        raise RecallError(f"limit must be 1..{MAX_LIMIT} and offset ≥ 0")
+
+
+def search(
+    conn: sqlite3.Connection,
+    query: str | None,
+    *,
+    project: str | None = None,
+    types: Iterable[str] = (),
+    since: str | None = None,
+    until: str | None = None,
+    file: str | None = None,
+    concept: str | None = None,
+    kinds: Iterable[str] = ("observation",),
+    limit: int = 20,
+    offset: int = 0,
+    order: str = "relevance",
+) -> dict:
+    """`{"items": [...], "total": n, "match": expression}`; `query=None` lists by the filters alone.
+
+    `since`/`until` accept whatever `parse_time` does. Type, file and concept filters apply to
+    observations only, so summaries and prompts drop out when one of them is set.
+    """
+    types, kinds = tuple(types), tuple(dict.fromkeys(kinds))
+    _validate(types, kinds, order, limit, offset)
+    filters = {
+        "project": project, "types": types, "file": file, "concept": concept,
+        "since": parse_time(since) if since else None,
+        "until": parse_time(until, end_of_day=True) if until else None,
+    }
+    expression = None if query is None else fts.match_expression(query)
+    if query is not None and not expression:
+        return {"items": [], "total": 0, "match": ""}
+    if expression is None:
+        order = "newest" if order == "relevance" else order
+        kinds = ("observation",)
+    builders = [(_observation_query, "observation")]
+    if not (types or file or concept) and expression:
+        builders += [(_summary_query, "summary"), (_prompt_query, "prompt")]
+    total, items = 0, []
+    for build, kind in builders:
+        if kind not in kinds:
+            continue
+        select, source, args = build(expression, filters)
+        total += conn.execute("SELECT COUNT(*)" + source, args).fetchone()[0]
+        cursor = conn.execute(
+            f"{select}{source} ORDER BY {_order_sql(order, 'score', 'created_at')} LIMIT ?", (*args, offset + limit)
+        )
+        names = [column[0] for column in cursor.description]
+        items.extend(dict(zip(names, row)) for row in cursor)
+    if order == "relevance":
+        items.sort(key=lambda item: (item["score"], _desc(item["created_at"])))
+    else:
+        items.sort(key=lambda item: (item["created_at"], item["id"]), reverse=order == "newest")
+    return {"items": items[offset: offset + limit], "total": total, "match": expression or ""}
+
+
+def _desc(stamp: str) -> tuple:
+    """Sort key putting later timestamps first."""
+    return tuple(-ord(char) for char in stamp or "")
