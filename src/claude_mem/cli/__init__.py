@@ -35,3 +35,4 @@ def cli() -> None:
 from claude_mem.cli import status as _status  # noqa: E402,F401  (registers commands)
 from claude_mem.cli import settings_cmd as _settings  # noqa: E402,F401
 from claude_mem.cli import worker as _worker  # noqa: E402,F401
+from claude_mem.cli import recall as _recall  # noqa: E402,F401
