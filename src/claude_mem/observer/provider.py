@@ -54,6 +54,7 @@ class SessionInfo:
     user_request: str = ""
     started_at: str = ""
     recap: str = ""  # stored observations, when a session is re-opened after a restart
+    system_prompt: str = ""  # the observer's standing instructions; empty -> the providers' default
 
 
 @dataclass(frozen=True)

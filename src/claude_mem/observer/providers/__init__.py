@@ -1,0 +1,51 @@
+"""Observer providers, registered by name in `provider.REGISTRY`.
+
+`claude`, `anthropic` and `openai` import their SDKs only when created; `auto` resolves to one of
+them (or `offline`) through `auto.choose`. `offline` and `fake` register themselves on import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..provider import REGISTRY, Provider
+from . import fake, offline  # noqa: F401 - they register themselves
+from .auto import choose
+
+
+def _claude(settings: Mapping[str, object]) -> Provider:
+    from .claude import ClaudeProvider
+
+    return ClaudeProvider(settings)
+
+
+def _anthropic(settings: Mapping[str, object]) -> Provider:
+    from .anthropic import AnthropicProvider
+
+    return AnthropicProvider(settings)
+
+
+def _openai(settings: Mapping[str, object]) -> Provider:
+    from .openai import OpenAIProvider
+
+    return OpenAIProvider(settings)
+
+
+def _auto(settings: Mapping[str, object]) -> Provider:
+    name, _reason = choose({**settings, "provider": "auto"})
+    return REGISTRY.create(name, settings)
+
+
+REGISTRY.register("claude", _claude)
+REGISTRY.register("anthropic", _anthropic)
+REGISTRY.register("openai", _openai)
+REGISTRY.register("auto", _auto)
+
+
+def create(settings: Mapping[str, object]) -> tuple[Provider, str]:
+    """The provider the settings ask for, and why it was chosen (for status, /health, context)."""
+    name, reason = choose(settings)
+    return REGISTRY.create(name, settings), reason
+
+
+__all__ = ["choose", "create"]

@@ -1,0 +1,139 @@
+"""`anthropic` observer: the Messages API through the official `anthropic` package (2.x).
+
+Stateless over HTTP, so each session keeps a bounded history (see `history.py`). Retries belong to
+the pipeline's queue, so the SDK's own are off (`max_retries=0`); every call is bounded by
+`observer_timeout_seconds` twice over (the HTTP client's timeout and an asyncio deadline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+
+import anthropic
+
+from ..provider import AuthError, Health, ProviderError, Reply, SessionInfo
+from .errors import from_status, parse_retry_after
+from .history import BoundedHistory
+from .system import system_prompt_for
+
+MAX_REPLY_TOKENS = 4096
+
+
+def _api_key(settings: Mapping[str, object]) -> tuple[str, str]:
+    """The key and where it came from: the setting first, then `ANTHROPIC_API_KEY`."""
+    if settings.get("anthropic_api_key"):
+        return str(settings["anthropic_api_key"]), "anthropic_api_key"
+    return os.environ.get("ANTHROPIC_API_KEY", ""), "ANTHROPIC_API_KEY"
+
+
+def _auth_token() -> str:
+    return os.environ.get("ANTHROPIC_AUTH_TOKEN", "")
+
+
+def translate(exc: Exception) -> ProviderError:
+    """An `anthropic` exception as a provider error."""
+    if isinstance(exc, anthropic.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error") if isinstance(body.get("error"), dict) else {}
+        return from_status(
+            exc.status_code,
+            str(error.get("message") or exc.message),
+            error_type=str(error.get("type") or ""),
+            retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
+            origin="anthropic",
+        )
+    if isinstance(exc, anthropic.APITimeoutError):
+        return ProviderError("anthropic: request timed out", retryable=True)
+    if isinstance(exc, anthropic.APIConnectionError):
+        return ProviderError(f"anthropic: connection failed ({exc})", retryable=True)
+    # Truncated streams and undecodable bodies end up here (APIError, ValueError, KeyError...).
+    return ProviderError(f"anthropic: unusable reply ({type(exc).__name__}: {exc})", retryable=True)
+
+
+class AnthropicSession:
+    def __init__(self, provider: AnthropicProvider, info: SessionInfo) -> None:
+        self.provider = provider
+        self.info = info
+        self.system_prompt = system_prompt_for(info)
+        self.history = BoundedHistory(provider.history_turns)
+
+    async def send(self, prompt_text: str) -> Reply:
+        provider = self.provider
+        request = {
+            "model": provider.model,
+            "max_tokens": MAX_REPLY_TOKENS,
+            "system": self.history.system_text(self.system_prompt),
+            "messages": self.history.messages(prompt_text),
+        }
+        try:
+            message = await asyncio.wait_for(provider.call(request), provider.timeout + 1)
+        except asyncio.TimeoutError:
+            raise ProviderError(f"anthropic: no reply within {provider.timeout:g} s", retryable=True) from None
+        except ProviderError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every SDK failure is translated once, here
+            raise translate(exc) from exc
+        if message.stop_reason is None:
+            # A stream that closed before `message_delta`/`message_stop`: the text may be cut anywhere.
+            raise ProviderError("anthropic: stream ended before the reply finished", retryable=True)
+        text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+        if not text.strip():
+            raise ProviderError("anthropic: empty reply", retryable=True)
+        usage = message.usage
+        input_tokens = (
+            (usage.input_tokens or 0)
+            + (getattr(usage, "cache_read_input_tokens", 0) or 0)
+            + (getattr(usage, "cache_creation_input_tokens", 0) or 0)
+        )
+        self.history.add(prompt_text, text)
+        return Reply(text, input_tokens, usage.output_tokens or 0)
+
+    async def close(self) -> None:
+        self.history.turns.clear()
+
+
+class AnthropicProvider:
+    name = "anthropic"
+
+    def __init__(self, settings: Mapping[str, object], *, stream: bool = True) -> None:
+        self.model = str(settings.get("anthropic_model") or "claude-haiku-4-5")
+        self.timeout = float(settings.get("observer_timeout_seconds") or 120)  # type: ignore[arg-type]
+        self.history_turns = int(settings.get("observer_history_turns") or 0)  # type: ignore[call-overload]
+        self.stream = stream
+        self.key, self.key_source = _api_key(settings)
+        self.token = "" if self.key else _auth_token()
+        base_url = str(settings.get("anthropic_base_url") or "") or None
+        self.client: anthropic.AsyncAnthropic | None = None
+        if self.key or self.token:
+            self.client = anthropic.AsyncAnthropic(
+                api_key=self.key or None,
+                auth_token=self.token or None,
+                base_url=base_url,
+                max_retries=0,
+                timeout=self.timeout,
+            )
+
+    async def call(self, request: dict[str, object]) -> anthropic.types.Message:
+        if self.client is None:
+            raise AuthError("anthropic: no API key (set anthropic_api_key or ANTHROPIC_API_KEY)")
+        if not self.stream:
+            return await self.client.messages.create(**request)  # type: ignore[arg-type]
+        async with self.client.messages.stream(**request) as stream:  # type: ignore[arg-type]
+            return await stream.get_final_message()
+
+    async def open(self, session_info: SessionInfo) -> AnthropicSession:
+        if self.client is None:
+            raise AuthError("anthropic: no API key (set anthropic_api_key or ANTHROPIC_API_KEY)")
+        return AnthropicSession(self, session_info)
+
+    async def health(self) -> Health:
+        if self.client is None:
+            return Health(False, "no API key: set anthropic_api_key or ANTHROPIC_API_KEY")
+        source = self.key_source if self.key else "ANTHROPIC_AUTH_TOKEN"
+        return Health(True, f"model {self.model}, key from {source}, base URL {self.client.base_url}")
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.close()

@@ -1,0 +1,64 @@
+"""Translate what a backend said (HTTP status, error type, message) into the provider error classes.
+
+One table for every provider, so a 429 means the same thing whether it came from the Messages API,
+an OpenAI-compatible server or the Claude Code CLI's result frame.
+"""
+
+from __future__ import annotations
+
+from ..provider import AuthError, ProviderError, QuotaExhausted, RateLimited
+
+# Words that mark a billing or quota problem whatever the status code (Anthropic answers a low
+# credit balance with 400, OpenAI an exhausted quota with 429 `insufficient_quota`).
+QUOTA_MARKERS = (
+    "insufficient_quota",
+    "billing",
+    "credit balance",
+    "quota",
+    "payment required",
+    "spending limit",
+    "usage limit",
+)
+
+# What the Claude Code CLI says when it has no usable login.
+AUTH_MARKERS = ("not logged in", "please run /login", "invalid api key", "failed to authenticate")
+
+
+def parse_retry_after(value: object) -> float | None:
+    """Seconds from a `retry-after` header (only the delta-seconds form; dates are ignored)."""
+    if value is None:
+        return None
+    try:
+        seconds = float(str(value).strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def from_status(
+    status: int | None,
+    message: str,
+    *,
+    error_type: str = "",
+    retry_after: float | None = None,
+    origin: str = "observer",
+) -> ProviderError:
+    """The error class for one failed call; `status` None means no HTTP status was known."""
+    text = f"{origin}: {message}".strip()
+    lowered = f"{error_type} {message}".lower()
+    if status == 402 or error_type in ("billing_error", "insufficient_quota") or any(
+        marker in lowered for marker in QUOTA_MARKERS
+    ):
+        return QuotaExhausted(text)
+    if (
+        status in (401, 403)
+        or error_type in ("authentication_error", "permission_error", "authentication_failed")
+        or any(marker in lowered for marker in AUTH_MARKERS)
+    ):
+        return AuthError(text)
+    if status in (429, 529) or error_type in ("rate_limit_error", "overloaded_error"):
+        return RateLimited(text, retry_after=retry_after)
+    if status is not None and 400 <= status < 500 and status not in (408, 409):
+        # A malformed request stays malformed: do not burn the remaining attempts on it.
+        return ProviderError(text, retryable=False)
+    return ProviderError(text, retryable=True)

@@ -1,0 +1,131 @@
+"""`openai` observer: any OpenAI-compatible chat-completions server (Ollama, LM Studio, vLLM,
+OpenRouter, OpenAI itself) through the official `openai` package.
+
+Stateless like `anthropic`: a bounded history per session, the SDK's retries off, every call
+bounded by `observer_timeout_seconds`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+import openai
+
+from ..provider import Health, ProviderError, Reply, SessionInfo
+from .errors import from_status, parse_retry_after
+from .history import BoundedHistory
+from .system import system_prompt_for
+
+MAX_REPLY_TOKENS = 4096
+# Local servers accept any key; the SDK refuses to start without one.
+NO_KEY = "not-needed"
+
+
+def translate(exc: Exception) -> ProviderError:
+    """An `openai` exception as a provider error."""
+    if isinstance(exc, openai.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error") if isinstance(body.get("error"), dict) else body
+        return from_status(
+            exc.status_code,
+            str(error.get("message") or exc.message),
+            error_type=str(error.get("code") or error.get("type") or ""),
+            retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
+            origin="openai",
+        )
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderError("openai: request timed out", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return ProviderError(f"openai: connection failed ({exc})", retryable=True)
+    return ProviderError(f"openai: unusable reply ({type(exc).__name__}: {exc})", retryable=True)
+
+
+class OpenAISession:
+    def __init__(self, provider: OpenAIProvider, info: SessionInfo) -> None:
+        self.provider = provider
+        self.system_prompt = system_prompt_for(info)
+        self.history = BoundedHistory(provider.history_turns)
+
+    async def send(self, prompt_text: str) -> Reply:
+        provider = self.provider
+        messages = [{"role": "system", "content": self.history.system_text(self.system_prompt)}]
+        messages += self.history.messages(prompt_text)
+        try:
+            text, input_tokens, output_tokens = await asyncio.wait_for(
+                provider.call(messages), provider.timeout + 1
+            )
+        except asyncio.TimeoutError:
+            raise ProviderError(f"openai: no reply within {provider.timeout:g} s", retryable=True) from None
+        except ProviderError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every SDK failure is translated once, here
+            raise translate(exc) from exc
+        if not text.strip():
+            raise ProviderError("openai: empty reply", retryable=True)
+        self.history.add(prompt_text, text)
+        return Reply(text, input_tokens, output_tokens)
+
+    async def close(self) -> None:
+        self.history.turns.clear()
+
+
+class OpenAIProvider:
+    name = "openai"
+
+    def __init__(self, settings: Mapping[str, object], *, stream: bool = True) -> None:
+        self.model = str(settings.get("openai_model") or "llama3.1")
+        self.base_url = str(settings.get("openai_base_url") or "http://127.0.0.1:11434/v1")
+        self.timeout = float(settings.get("observer_timeout_seconds") or 120)  # type: ignore[arg-type]
+        self.history_turns = int(settings.get("observer_history_turns") or 0)  # type: ignore[call-overload]
+        self.stream = stream
+        self.has_key = bool(settings.get("openai_api_key"))
+        self.client = openai.AsyncOpenAI(
+            api_key=str(settings.get("openai_api_key") or NO_KEY),
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self.timeout,
+        )
+
+    async def call(self, messages: list[dict[str, str]]) -> tuple[str, int, int]:
+        """One completion: (text, input tokens, output tokens)."""
+        common = {"model": self.model, "messages": messages, "max_tokens": MAX_REPLY_TOKENS}
+        if not self.stream:
+            completion = await self.client.chat.completions.create(**common)  # type: ignore[call-overload]
+            if not completion.choices:
+                raise ProviderError("openai: reply without choices", retryable=True)
+            usage = completion.usage
+            return (
+                completion.choices[0].message.content or "",
+                usage.prompt_tokens if usage else 0,
+                usage.completion_tokens if usage else 0,
+            )
+        parts: list[str] = []
+        input_tokens = output_tokens = 0
+        finished = False
+        stream = await self.client.chat.completions.create(
+            **common, stream=True, stream_options={"include_usage": True}  # type: ignore[call-overload]
+        )
+        async with stream:
+            async for chunk in stream:
+                for choice in chunk.choices:
+                    if choice.delta and choice.delta.content:
+                        parts.append(choice.delta.content)
+                    if choice.finish_reason:
+                        finished = True
+                if chunk.usage:
+                    input_tokens, output_tokens = chunk.usage.prompt_tokens, chunk.usage.completion_tokens
+        if not finished:
+            # The server closed the stream before saying the reply was complete.
+            raise ProviderError("openai: stream ended before the reply finished", retryable=True)
+        return "".join(parts), input_tokens, output_tokens
+
+    async def open(self, session_info: SessionInfo) -> OpenAISession:
+        return OpenAISession(self, session_info)
+
+    async def health(self) -> Health:
+        key = "with key" if self.has_key else "no key"
+        return Health(True, f"model {self.model} at {self.base_url} ({key})")
+
+    async def aclose(self) -> None:
+        await self.client.close()

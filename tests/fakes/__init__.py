@@ -1,0 +1,1 @@
+"""Loopback fakes of the external APIs the project talks to, speaking their real wire protocols."""
