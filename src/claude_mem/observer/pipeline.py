@@ -1,0 +1,266 @@
+"""The observer pipeline: claim a batch → prompt → reply → parse → store, in `lanes` parallel loops.
+
+All SQLite work runs on one dedicated thread (the connection is not shared with the event loop),
+so a busy database never stalls the worker's HTTP side. Provider errors are handled by kind:
+a malformed reply or a transient error uses up an attempt and backs off exponentially; a rate limit
+backs off without using one; missing credentials or an exhausted quota pause the whole queue and
+say why in `/health` until the provider reports healthy again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from claude_mem.observer import queue, results
+from claude_mem.observer.conversations import Conversations
+from claude_mem.observer.events import PendingEvent
+from claude_mem.observer.parser import parse
+from claude_mem.observer.prompts import TurnEnd, turn_prompt
+from claude_mem.observer.provider import (
+    AuthError, Health, Provider, ProviderError, QuotaExhausted, RateLimited, Reply, SessionInfo,
+)
+from claude_mem.store.stats import queue_counts
+
+log = logging.getLogger("claude_mem.observer")
+T = TypeVar("T")
+
+POLL_SECONDS = 0.5
+PAUSE_RECHECK_SECONDS = 30.0
+
+
+class MalformedReply(ProviderError):
+    """The reply held no valid block and no `<skip/>`."""
+
+
+def _setting(settings: dict[str, object], key: str, default: float) -> float:
+    value = settings.get(key, default)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+class Pipeline:
+    def __init__(self, conn: sqlite3.Connection, settings: dict[str, object], provider: Provider,
+                 publish: Callable[[str, object], None] | None = None, poll_seconds: float = POLL_SECONDS) -> None:
+        self.conn = conn
+        self.settings = settings
+        self.provider = provider
+        self.publish = publish or (lambda kind, data: None)
+        self.poll_seconds = poll_seconds
+        self.max_attempts = int(_setting(settings, "max_attempts", 3))
+        self.backoff = _setting(settings, "retry_backoff_seconds", 2.0)
+        self.lease_seconds = _setting(settings, "lease_seconds", 300)
+        self.timeout = _setting(settings, "observer_timeout_seconds", 120)
+        self.lanes = max(1, int(_setting(settings, "max_observers", 2)))
+        self.conversations = Conversations(provider, self.lanes)
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="observer-db")
+        self.paused_until = 0.0
+        self.pause_reason = ""
+        self.rate_limited = 0
+        self.stopping = asyncio.Event()
+        self.in_flight: dict[int, queue.Batch] = {}
+        self.processed = 0
+
+    async def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, lambda: fn(self.conn, *args, **kwargs))
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Process batches until `stop()`; each lane finishes its in-flight batch before leaving."""
+        await asyncio.gather(*(self._lane() for _ in range(self.lanes)))
+
+    async def _lane(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                worked = await self.step()
+            except Exception:
+                log.exception("observer lane error")
+                worked = False
+            if not worked:
+                try:
+                    await asyncio.wait_for(self.stopping.wait(), self.poll_seconds)
+                except asyncio.TimeoutError:
+                    pass
+
+    async def drain(self, max_batches: int = 1_000_000) -> int:
+        """Process until nothing is due (tests and one-shot runs); returns batches processed."""
+        done = 0
+        while done < max_batches and await self.step():
+            done += 1
+        return done
+
+    async def step(self) -> bool:
+        """Claim and process one batch; False when nothing is due (or the queue is paused)."""
+        if not await self._may_claim():
+            return False
+        batch = await self.db(
+            queue.claim_batch, lease_seconds=self.lease_seconds, max_attempts=self.max_attempts,
+            max_events=int(_setting(self.settings, "batch_max_events", 20)),
+            max_chars=int(_setting(self.settings, "batch_max_chars", 30000)),
+        )
+        if batch is None:
+            return False
+        self.in_flight[batch.session_id] = batch
+        try:
+            await self._process(batch)
+        except asyncio.CancelledError:
+            await asyncio.shield(self.db(queue.release_batch, batch))
+            raise
+        finally:
+            self.in_flight.pop(batch.session_id, None)
+        self.processed += 1
+        self.publish("queue", await self.db(queue_counts))
+        return True
+
+    async def _may_claim(self) -> bool:
+        if self.stopping.is_set():
+            return False
+        if time.time() < self.paused_until:
+            return False
+        if self.pause_reason:
+            health = await self._provider_health()
+            if not health.ok:
+                self.paused_until = time.time() + PAUSE_RECHECK_SECONDS
+                return False
+            log.info("observer provider healthy again; resuming the queue (%s)", self.pause_reason)
+            self.pause_reason = ""
+        return True
+
+    # -- one batch --------------------------------------------------------------------------------
+
+    async def _process(self, batch: queue.Batch) -> None:
+        observed = [e for e in batch.events if e.kind in ("prompt", "tool", "tool_failure")]
+        summarize = next((e for e in batch.events if e.kind == "summarize"), None)
+        reply, parsed = Reply(text="<skip/>"), parse("<skip/>")
+        if observed or summarize is not None:
+            try:
+                reply, parsed = await self._ask(batch, observed, summarize)
+            except ProviderError as exc:
+                await self._failed(batch, exc)
+                return
+            except Exception as exc:  # a bug or an unexpected library error: visible, retried
+                log.exception("observer batch %s failed", batch.ids)
+                await self._failed(batch, ProviderError(f"{type(exc).__name__}: {exc}"))
+                return
+        stored = await self.db(results.store_batch, batch, parsed, reply, self.provider.name)
+        self.rate_limited = 0
+        if stored is None:
+            return
+        for row in stored.observations:
+            self.publish("observation", row)
+        for row in stored.summaries:
+            self.publish("summary", row)
+        if stored.session_completed:
+            await self.conversations.close(batch.content_session_id)
+
+    async def _ask(self, batch: queue.Batch, observed: list[PendingEvent],
+                   summarize: PendingEvent | None) -> tuple[Reply, Any]:
+        info = await self.db(_session_info, batch)
+        conversation = await self.conversations.get(info)
+        turn_end = None
+        if summarize is not None:
+            request = await self.db(_turn_request, batch.session_id, summarize.prompt_number)
+            turn_end = TurnEnd(request=request,
+                               last_assistant_message=str(summarize.payload.get("last_assistant_message") or ""))
+        prompt = turn_prompt(observed, root=batch.project, opening=conversation.opening, turn_end=turn_end)
+        try:
+            reply = await asyncio.wait_for(conversation.session.send(prompt), self.timeout)
+        except asyncio.TimeoutError:
+            raise ProviderError(f"no observer reply within {self.timeout:.0f} s") from None
+        conversation.opening = ""
+        conversation.turns += 1
+        parsed = parse(reply.text)
+        if not parsed.ok:
+            raise MalformedReply(f"reply had no valid block and no <skip/>: {reply.text[:200]!r}")
+        return reply, parsed
+
+    async def _failed(self, batch: queue.Batch, exc: ProviderError) -> None:
+        """Record a failed attempt according to the kind of error."""
+        # A conversation that produced an error is not trusted for the redo: it re-opens with a recap.
+        await self.conversations.close(batch.content_session_id)
+        message = f"{type(exc).__name__}: {exc}"
+        log.warning("observer batch %s (session %s): %s", batch.ids, batch.content_session_id, message)
+        common = {"max_attempts": self.max_attempts, "backoff_base": self.backoff}
+        if isinstance(exc, RateLimited):
+            self.rate_limited += 1
+            wait = exc.retry_after if exc.retry_after is not None else self.backoff * 2 ** min(self.rate_limited, 6)
+            self.paused_until = time.time() + wait
+            # Repeated rate limits do use attempts eventually, so a batch cannot loop forever.
+            burn = self.rate_limited > self.max_attempts * 3
+            await self.db(queue.fail_batch, batch, message, burn=burn, delay=wait, **common)
+        elif isinstance(exc, (AuthError, QuotaExhausted)):
+            self.pause_reason = message
+            self.paused_until = time.time() + PAUSE_RECHECK_SECONDS
+            await self.db(queue.fail_batch, batch, message, burn=False, delay=0.0, **common)
+        else:
+            await self.db(queue.fail_batch, batch, message, final=not exc.retryable, **common)
+
+    # -- housekeeping -----------------------------------------------------------------------------
+
+    async def sweep_idle(self) -> list[str]:
+        hours = _setting(self.settings, "session_idle_hours", 24)
+        idle = await self.db(results.mark_idle_sessions, hours)
+        for content_session_id in idle:
+            await self.conversations.close(content_session_id)
+        return idle
+
+    async def _provider_health(self) -> Health:
+        try:
+            return await asyncio.wait_for(self.provider.health(), 10.0)
+        except Exception as exc:
+            return Health(ok=False, reason=f"{type(exc).__name__}: {exc}")
+
+    async def health(self) -> dict[str, object]:
+        """{name, ok, reason} for /health: the provider's own report, unless the queue is paused."""
+        health = await self._provider_health()
+        report: dict[str, object] = {"name": self.provider.name, "ok": health.ok, "reason": health.reason}
+        if self.pause_reason:
+            report.update(ok=False, reason=f"queue paused: {self.pause_reason}")
+        elif time.time() < self.paused_until:
+            report["reason"] = f"{health.reason} (rate limited; resuming in {self.paused_until - time.time():.0f} s)"
+        return report
+
+    async def stop(self, grace: float = 10.0, lanes: asyncio.Task[None] | None = None) -> None:
+        """Stop claiming; let in-flight batches finish within `grace`, else release them; close all."""
+        self.stopping.set()
+        if lanes is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(lanes), grace)
+            except asyncio.TimeoutError:
+                lanes.cancel()
+                try:
+                    await lanes
+                except asyncio.CancelledError:
+                    pass
+        await self.conversations.close_all()
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=True)
+
+
+def _session_info(conn: sqlite3.Connection, batch: queue.Batch) -> SessionInfo:
+    first = conn.execute("SELECT text FROM prompts WHERE session_id = ? AND private = 0 ORDER BY prompt_number"
+                         " LIMIT 1", (batch.session_id,)).fetchone()
+    if first is None:
+        first_event = next((e for e in batch.events if e.kind == "prompt"), None)
+        request = str(first_event.payload.get("prompt") or "") if first_event else ""
+    else:
+        request = first[0]
+    started = conn.execute("SELECT started_at FROM sessions WHERE id = ?", (batch.session_id,)).fetchone()
+    return SessionInfo(content_session_id=batch.content_session_id, project=batch.project,
+                       user_request=request[:2000], started_at=started[0] if started else "",
+                       recap=results.recap(conn, batch.session_id))
+
+
+def _turn_request(conn: sqlite3.Connection, session_id: int, prompt_number: int | None) -> str:
+    row = conn.execute(
+        "SELECT text FROM prompts WHERE session_id = ? AND private = 0 AND (prompt_number = ? OR ? IS NULL)"
+        " ORDER BY prompt_number DESC LIMIT 1", (session_id, prompt_number, prompt_number),
+    ).fetchone()
+    return row[0][:2000] if row else ""

@@ -1,0 +1,229 @@
+"""The event queue: claim a session's next batch with a lease, then release, retry or fail it.
+
+Order is per session: a batch always starts at a session's oldest unfinished event, and a session
+with a claimed batch or a head event in backoff is skipped, so events of one session are observed
+in order while other sessions proceed. Attempts are counted when a batch is claimed, so a worker
+that dies mid-batch still uses up an attempt once its lease expires.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from claude_mem.observer.events import PendingEvent
+
+ENDS_BATCH = ("summarize", "session_end")
+
+
+def iso(ts: float | None = None) -> str:
+    """ISO-8601 UTC with milliseconds, the format of every timestamp in the store."""
+    ts = time.time() if ts is None else ts
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Events of one session claimed together for one observer turn."""
+
+    session_id: int
+    content_session_id: str
+    project: str
+    cwd: str
+    events: tuple[PendingEvent, ...]
+    lease: str  # the lease_until written at claim time: proof the batch is still ours
+
+    @property
+    def ids(self) -> list[int]:
+        return [event.id for event in self.events]
+
+
+def _event(row: sqlite3.Row | tuple) -> PendingEvent:
+    event_id, session_id, kind, prompt_number, payload, attempts, created_at = row
+    try:
+        decoded = json.loads(payload)
+    except (TypeError, ValueError):
+        decoded = {"unreadable_payload": str(payload)[:2000]}
+    return PendingEvent(id=event_id, session_id=session_id, kind=kind, prompt_number=prompt_number,
+                        payload=decoded if isinstance(decoded, dict) else {"value": decoded},
+                        attempts=attempts, created_at=created_at)
+
+
+def expire_leases(conn: sqlite3.Connection, max_attempts: int, now: float) -> int:
+    """Claimed events whose lease ran out go back to the queue (or fail, out of attempts). In a txn."""
+    stamp = iso(now)
+    failed = conn.execute(
+        "UPDATE pending_events SET status = 'failed', lease_until = NULL, processed_at = ?,"
+        " last_error = 'lease expired mid-batch (worker stopped?) after ' || attempts || ' attempt(s)'"
+        " WHERE status = 'claimed' AND lease_until < ? AND attempts >= ?", (stamp, stamp, max_attempts),
+    ).rowcount
+    returned = conn.execute(
+        "UPDATE pending_events SET status = 'pending', lease_until = NULL"
+        " WHERE status = 'claimed' AND lease_until < ?", (stamp,),
+    ).rowcount
+    return failed + returned
+
+
+def claim_batch(
+    conn: sqlite3.Connection, *, lease_seconds: float, max_events: int, max_chars: int, max_attempts: int,
+    now: float | None = None,
+) -> Batch | None:
+    """Claim the next eligible session's batch, or None when nothing is due."""
+    now = time.time() if now is None else now
+    stamp = iso(now)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        expire_leases(conn, max_attempts, now)
+        head = conn.execute(
+            "SELECT e.session_id FROM pending_events e WHERE e.status = 'pending'"
+            " AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= ?)"
+            " AND e.id = (SELECT MIN(id) FROM pending_events h"
+            "             WHERE h.session_id = e.session_id AND h.status IN ('pending', 'claimed'))"
+            " ORDER BY e.id LIMIT 1", (stamp,),
+        ).fetchone()
+        if head is None:
+            conn.execute("COMMIT")
+            return None
+        session = conn.execute(
+            "SELECT id, content_session_id, project, COALESCE(cwd, '') FROM sessions WHERE id = ?", (head[0],),
+        ).fetchone()
+        rows = conn.execute(
+            "SELECT id, session_id, kind, prompt_number, payload, attempts, created_at FROM pending_events"
+            " WHERE session_id = ? AND status = 'pending' ORDER BY id LIMIT ?", (head[0], max(1, max_events)),
+        ).fetchall()
+        events: list[PendingEvent] = []
+        chars = 0
+        for row in rows:
+            event = _event(row)
+            if events and (chars + event.chars > max_chars or event.kind == "prompt"):
+                break  # a new user prompt starts a new turn; size bounds the batch
+            events.append(event)
+            chars += event.chars
+            if event.kind in ENDS_BATCH:
+                break
+        lease = iso(now + lease_seconds)
+        conn.executemany(
+            "UPDATE pending_events SET status = 'claimed', lease_until = ?, attempts = attempts + 1 WHERE id = ?",
+            [(lease, event.id) for event in events],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    events = [PendingEvent(**{**e.__dict__, "attempts": e.attempts + 1}) for e in events]
+    return Batch(session_id=session[0], content_session_id=session[1], project=session[2], cwd=session[3],
+                 events=tuple(events), lease=lease)
+
+
+def _ours(batch: Batch) -> tuple[str, list[object]]:
+    marks = ",".join("?" * len(batch.events))
+    return f"id IN ({marks}) AND status = 'claimed' AND lease_until = ?", [*batch.ids, batch.lease]
+
+
+def fail_batch(
+    conn: sqlite3.Connection, batch: Batch, error: str, *, max_attempts: int, backoff_base: float,
+    burn: bool = True, delay: float | None = None, final: bool = False, now: float | None = None,
+) -> dict[str, int]:
+    """A failed attempt: back to the queue after a backoff, or `failed` when out of attempts.
+
+    `burn=False` gives the attempt back (rate limits, auth and quota pauses are not the batch's
+    fault); `final=True` fails the events at once (an error that retrying cannot fix).
+    """
+    now = time.time() if now is None else now
+    where, params = _ours(batch)
+    error = error[:2000]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        failed = 0
+        if burn:
+            failed = conn.execute(
+                f"UPDATE pending_events SET status = 'failed', last_error = ?, lease_until = NULL,"
+                f" next_attempt_at = NULL, processed_at = ? WHERE {where} AND (attempts >= ? OR ?)",
+                [error, iso(now), *params, max_attempts, int(final)],
+            ).rowcount
+        rows = conn.execute(f"SELECT id, attempts FROM pending_events WHERE {where}", params).fetchall()
+        for event_id, attempts in rows:
+            attempts = attempts if burn else max(0, attempts - 1)
+            wait = delay if delay is not None else backoff_base * 2 ** max(0, attempts - 1)
+            conn.execute(
+                "UPDATE pending_events SET status = 'pending', attempts = ?, last_error = ?, lease_until = NULL,"
+                " next_attempt_at = ? WHERE id = ?", (attempts, error, iso(now + wait), event_id),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return {"failed": failed, "requeued": len(rows)}
+
+
+def release_batch(conn: sqlite3.Connection, batch: Batch) -> int:
+    """Give an unfinished batch back untouched (shutdown): pending again, attempt not counted."""
+    where, params = _ours(batch)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        count = conn.execute(
+            f"UPDATE pending_events SET status = 'pending', lease_until = NULL,"
+            f" attempts = MAX(0, attempts - 1) WHERE {where}", params,
+        ).rowcount
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return count
+
+
+def release_stale_claims(conn: sqlite3.Connection) -> int:
+    """At worker start (single instance): every claim left is from a dead worker; requeue it now."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        count = conn.execute(
+            "UPDATE pending_events SET status = 'pending', lease_until = NULL WHERE status = 'claimed'"
+        ).rowcount
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return count
+
+
+def retry(conn: sqlite3.Connection, ids: list[int] | None = None) -> int:
+    """Requeue failed events (all, or those in `ids`; a pending one in backoff becomes due now)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        sql = ("UPDATE pending_events SET status = 'pending', attempts = 0, next_attempt_at = NULL,"
+               " lease_until = NULL, processed_at = NULL WHERE ")
+        if ids is None:
+            count = conn.execute(sql + "status = 'failed'").rowcount
+        else:
+            count = 0
+            for event_id in ids:
+                count += conn.execute(sql + "id = ? AND status IN ('failed', 'pending')", (event_id,)).rowcount
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return count
+
+
+def list_events(
+    conn: sqlite3.Connection, statuses: tuple[str, ...], limit: int = 100, session: str | None = None,
+) -> list[dict[str, object]]:
+    """Queue rows for display, oldest first."""
+    marks = ",".join("?" * len(statuses))
+    params: list[object] = list(statuses)
+    sql = (
+        "SELECT e.id, s.content_session_id, s.project, e.kind, e.prompt_number, e.status, e.attempts,"
+        " e.last_error, e.next_attempt_at, e.lease_until, e.created_at, e.processed_at,"
+        " CASE WHEN json_valid(e.payload) THEN json_extract(e.payload, '$.tool_name') END"
+        f" FROM pending_events e JOIN sessions s ON s.id = e.session_id WHERE e.status IN ({marks})"
+    )
+    if session:
+        sql += " AND s.content_session_id LIKE ?"
+        params.append(session + "%")
+    sql += " ORDER BY e.id LIMIT ?"
+    params.append(limit)
+    names = ("id", "session", "project", "kind", "prompt_number", "status", "attempts", "last_error",
+             "next_attempt_at", "lease_until", "created_at", "processed_at", "tool")
+    return [dict(zip(names, row)) for row in conn.execute(sql, params)]

@@ -1,0 +1,104 @@
+"""The observer as a worker service: ingest the spool, run the pipeline, sweep idle sessions.
+
+On start it requeues claims left by a dead worker (the worker is single-instance, so every claim
+found then is stale). On stop it stops claiming, lets the in-flight batch finish for a few seconds
+or releases it, and closes every observer conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+from claude_mem.observer import queue
+from claude_mem.observer.pipeline import Pipeline
+from claude_mem.observer.provider import REGISTRY, Provider
+
+log = logging.getLogger("claude_mem.observer")
+
+INGEST_SECONDS = 2.0
+SWEEP_SECONDS = 300.0
+STOP_GRACE_SECONDS = 10.0
+BUILTIN = ("offline", "fake")
+
+
+def create_provider(settings: Mapping[str, object]) -> Provider:
+    """The provider named by the `provider` setting; its module registers it on import."""
+    name = str(settings.get("provider") or "auto")
+    for module in {*BUILTIN, name}:
+        try:
+            importlib.import_module(f"claude_mem.observer.providers.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"claude_mem.observer.providers.{module}":
+                raise
+    return REGISTRY.create(name, settings)
+
+
+def ingest_spool(conn: sqlite3.Connection, data_dir: str) -> int:
+    """Events the hooks spooled while SQLite was busy, into the queue (0 if the hooks lack a spool)."""
+    try:
+        from claude_mem.hooks import spool
+    except ImportError:
+        return 0
+    return int(spool.ingest(conn, data_dir) or 0)
+
+
+class ObserverService:
+    name = "observer"
+
+    def __init__(self, provider: Provider | None = None) -> None:
+        self.provider = provider
+        self.pipeline: Pipeline | None = None
+        self.tasks: list[asyncio.Task[None]] = []
+        self.ctx: Any = None
+
+    async def start(self, ctx: Any) -> None:
+        self.ctx = ctx
+        provider = self.provider or create_provider(ctx.settings)
+        conn = ctx.connect()
+        released = queue.release_stale_claims(conn)
+        if released:
+            log.info("requeued %d events claimed by a previous worker", released)
+        self.pipeline = Pipeline(conn, ctx.settings, provider, publish=ctx.bus.publish)
+        ctx.provider_health = self.pipeline.health
+        self.tasks = [asyncio.create_task(self.pipeline.run(), name="observer-lanes"),
+                      asyncio.create_task(self._housekeeping(), name="observer-housekeeping")]
+
+    async def _housekeeping(self) -> None:
+        assert self.pipeline is not None
+        pipeline, since_sweep = self.pipeline, SWEEP_SECONDS
+        while not pipeline.stopping.is_set():
+            try:
+                count = await pipeline.db(ingest_spool, self.ctx.data_dir)
+                if count:
+                    log.info("ingested %d spooled events", count)
+                if since_sweep >= SWEEP_SECONDS:
+                    since_sweep = 0.0
+                    idle = await pipeline.sweep_idle()
+                    if idle:
+                        log.info("marked %d idle sessions interrupted", len(idle))
+            except Exception:
+                log.exception("observer housekeeping failed")
+            try:
+                await asyncio.wait_for(pipeline.stopping.wait(), INGEST_SECONDS)
+            except asyncio.TimeoutError:
+                since_sweep += INGEST_SECONDS
+
+    async def stop(self) -> None:
+        if self.pipeline is None:
+            return
+        lanes, housekeeping = self.tasks
+        await self.pipeline.stop(STOP_GRACE_SECONDS, lanes)
+        housekeeping.cancel()
+        await asyncio.gather(housekeeping, return_exceptions=True)
+        try:
+            await self.pipeline.provider.aclose()
+        except Exception:
+            log.exception("closing the observer provider failed")
+        conn = self.pipeline.conn
+        self.pipeline.close()
+        conn.close()
