@@ -36,3 +36,4 @@ from claude_mem.cli import status as _status  # noqa: E402,F401  (registers comm
 from claude_mem.cli import settings_cmd as _settings  # noqa: E402,F401
 from claude_mem.cli import worker as _worker  # noqa: E402,F401
 from claude_mem.cli import recall as _recall  # noqa: E402,F401
+from claude_mem.cli import queue as _queue  # noqa: E402,F401

@@ -11,7 +11,9 @@ from claude_mem.store import db, migrations, stats
 
 def status_report() -> dict[str, object]:
     """Everything `status` knows; other modules (worker, observer) add their sections here."""
-    return {"store": stats.store_report(settings.data_dir())}
+    from claude_mem.observer.report import observer_report
+
+    return {"store": stats.store_report(settings.data_dir()), "observer": observer_report(settings.data_dir())}
 
 
 @cli.command()
@@ -47,6 +49,14 @@ def status(as_json: bool) -> None:
     table.add_row("observations", str(counts["observations"]))
     table.add_row("summaries", str(counts["summaries"]))
     out.print(table)
+    observer = report["observer"]
+    out.print(f"observer: provider {observer['provider']}; queue " + ", ".join(
+        f"{count} {state}" for state, count in observer["queue"].items()))
+    if observer["next_retry_at"]:
+        out.print(f"  next retry at {observer['next_retry_at']}")
+    for failure in observer["recent_failures"]:
+        out.print(f"  failed #{failure['id']} {failure['kind']} after {failure['attempts']} attempt(s): "
+                  f"{str(failure['last_error'] or '')[:160]}  (`claude-mem queue retry {failure['id']}`)")
 
 
 @cli.command()

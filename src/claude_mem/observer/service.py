@@ -23,19 +23,12 @@ log = logging.getLogger("claude_mem.observer")
 INGEST_SECONDS = 2.0
 SWEEP_SECONDS = 300.0
 STOP_GRACE_SECONDS = 10.0
-BUILTIN = ("offline", "fake")
 
 
 def create_provider(settings: Mapping[str, object]) -> Provider:
-    """The provider named by the `provider` setting; its module registers it on import."""
-    name = str(settings.get("provider") or "auto")
-    for module in {*BUILTIN, name}:
-        try:
-            importlib.import_module(f"claude_mem.observer.providers.{module}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"claude_mem.observer.providers.{module}":
-                raise
-    return REGISTRY.create(name, settings)
+    """The provider named by the `provider` setting (`auto` resolves inside the registry)."""
+    importlib.import_module("claude_mem.observer.providers")  # registers every provider
+    return REGISTRY.create(str(settings.get("provider") or "auto"), settings)
 
 
 def ingest_spool(conn: sqlite3.Connection, data_dir: str) -> int:

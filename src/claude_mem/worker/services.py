@@ -36,7 +36,9 @@ class Service(Protocol):
 
 def default_services(settings: dict[str, object]) -> list[Service]:
     """The services every worker runs, in start order."""
-    services: list[Service] = [BackupService()]
+    from claude_mem.observer.service import ObserverService
+
+    services: list[Service] = [BackupService(), ObserverService()]
     services.extend(test_services())
     return services
 

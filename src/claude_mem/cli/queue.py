@@ -1,0 +1,81 @@
+"""`claude-mem queue` (what the observer has pending, done and failed) and `claude-mem queue retry`."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from claude_mem import settings
+from claude_mem.cli import cli
+from claude_mem.cli.output import console, emit_json
+from claude_mem.observer import queue as event_queue
+from claude_mem.store import db, stats
+
+STATUSES = ("pending", "claimed", "done", "failed")
+
+
+def _open() -> object:
+    return db.connect(db.db_path(settings.data_dir()))
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--status", "status", type=click.Choice([*STATUSES, "open", "all"]), default="open", show_default=True,
+              help="Which events to list: one status, 'open' (pending, claimed and failed) or 'all'.")
+@click.option("--session", help="Only events of Claude Code sessions whose id starts with this.")
+@click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True, help="Most events to list.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def queue(ctx: click.Context, status: str, session: str | None, limit: int, as_json: bool) -> None:
+    """List the events waiting for the observer, and those that failed.
+
+    Every prompt, tool call and turn end the hooks capture is queued here until the worker's
+    observer turns it into observations and a summary. A failed event shows its last error;
+    `claude-mem queue retry` puts it back in the queue.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    wanted = {"open": ("pending", "claimed", "failed"), "all": STATUSES}.get(status, (status,))
+    conn = _open()
+    try:
+        counts = stats.queue_counts(conn)
+        rows = event_queue.list_events(conn, wanted, limit=limit, session=session)
+    finally:
+        conn.close()
+    if as_json:
+        emit_json({"counts": counts, "events": rows})
+        return
+    out = console()
+    out.print("queue: " + ", ".join(f"{count} {name}" for name, count in counts.items()))
+    if not rows:
+        out.print(f"no {status if status != 'all' else ''} events".replace("  ", " "))
+        return
+    table = Table(show_header=True, header_style="bold")
+    for column in ("id", "session", "kind", "status", "attempts", "next attempt / error", "created"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        kind = f"{row['kind']} {row['tool']}" if row["tool"] else str(row["kind"])
+        detail = str(row["last_error"] or "")
+        if row["status"] == "pending" and row["next_attempt_at"]:
+            detail = f"retry after {row['next_attempt_at']}" + (f" — {detail}" if detail else "")
+        table.add_row(str(row["id"]), str(row["session"])[:8], kind, str(row["status"]), str(row["attempts"]),
+                      detail[:200], str(row["created_at"] or "")[5:19].replace("T", " "))
+    out.print(table)
+
+
+@queue.command()
+@click.argument("ids", nargs=-1, type=int)
+@click.option("--all", "all_failed", is_flag=True, help="Requeue every failed event.")
+def retry(ids: tuple[int, ...], all_failed: bool) -> None:
+    """Put failed events back in the queue with fresh attempts.
+
+    Give event ids (from `claude-mem queue --status failed`) or --all. A pending event waiting
+    out a backoff becomes due at once. The running worker picks them up within a second.
+    """
+    if bool(ids) == all_failed:
+        raise click.UsageError("give event ids or --all (not both)")
+    conn = _open()
+    try:
+        count = event_queue.retry(conn, None if all_failed else list(ids))
+    finally:
+        conn.close()
+    click.echo(f"requeued {count} event{'s' if count != 1 else ''}")
