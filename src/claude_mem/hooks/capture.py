@@ -1,0 +1,84 @@
+"""Write one capture record: session row, prompt row, event row. The caller owns the transaction.
+
+Used by the hook (inside `BEGIN IMMEDIATE`) and by the worker when it ingests the spool, so a
+spooled record lands exactly as it would have. Stdlib only.
+"""
+
+import json
+import sqlite3
+
+_UPSERT_SESSION = """
+INSERT INTO sessions (content_session_id, project, cwd, started_at, last_activity_at)
+VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (content_session_id) DO UPDATE SET
+    last_activity_at = MAX(sessions.last_activity_at, excluded.last_activity_at),
+    status = CASE WHEN sessions.status = 'completed' THEN 'active' ELSE sessions.status END,
+    ended_at = CASE WHEN sessions.status = 'completed' THEN NULL ELSE sessions.ended_at END
+"""
+
+
+def _session_id(conn: sqlite3.Connection, record: dict) -> int:
+    """Create or touch the session; its project is fixed by the first event that creates it."""
+    at = record["captured_at"]
+    conn.execute(_UPSERT_SESSION, (record["content_session_id"], record["project"], record["cwd"] or None, at, at))
+    row = conn.execute(
+        "SELECT id FROM sessions WHERE content_session_id = ?", (record["content_session_id"],)
+    ).fetchone()
+    return int(row[0])
+
+
+def _current_prompt(conn: sqlite3.Connection, session_id: int) -> tuple[int, bool]:
+    """(number, private) of the session's latest prompt; (0, False) before the first one."""
+    row = conn.execute(
+        "SELECT prompt_number, private FROM prompts WHERE session_id = ? ORDER BY prompt_number DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    return (int(row[0]), bool(row[1])) if row else (0, False)
+
+
+def _insert_event(conn: sqlite3.Connection, record: dict, session_id: int, number: int | None, payload: dict) -> bool:
+    cursor = conn.execute(
+        "INSERT INTO pending_events (event_key, session_id, kind, prompt_number, payload, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_key) DO NOTHING",
+        (record["event_key"], session_id, record["kind"], number,
+         json.dumps(payload, ensure_ascii=False), record["captured_at"]),
+    )
+    return cursor.rowcount == 1
+
+
+def is_duplicate(conn: sqlite3.Connection, record: dict) -> bool:
+    key = record.get("event_key")
+    return bool(key) and conn.execute("SELECT 1 FROM pending_events WHERE event_key = ?", (key,)).fetchone() is not None
+
+
+def apply_record(conn: sqlite3.Connection, record: dict) -> bool:
+    """Write the rows of one capture record; False when it added nothing (a duplicate, a private turn)."""
+    if is_duplicate(conn, record):
+        return False
+    kind = record["kind"]
+    session_id = _session_id(conn, record)
+    if kind == "session_start":
+        return True
+    payload = dict(record["payload"])
+    if kind == "prompt":
+        number = _current_prompt(conn, session_id)[0] + 1
+        private = bool(record.get("private"))
+        conn.execute(
+            "INSERT INTO prompts (session_id, prompt_number, text, private, created_at) VALUES (?, ?, ?, ?, ?)",
+            (session_id, number, "" if private else payload["prompt"], int(private), record["captured_at"]),
+        )
+        if private:
+            return True
+        payload["prompt_number"] = number
+        return _insert_event(conn, record, session_id, number, payload)
+    number, private_turn = _current_prompt(conn, session_id)
+    if kind in ("tool", "tool_failure", "summarize") and private_turn:
+        return False
+    if kind == "summarize":
+        payload["prompt_number"] = number
+    if kind == "session_end":
+        conn.execute(
+            "UPDATE sessions SET ended_at = ?, status = CASE WHEN status IN ('active', 'interrupted')"
+            " THEN 'completed' ELSE status END WHERE id = ?", (record["captured_at"], session_id)
+        )
+    return _insert_event(conn, record, session_id, number or None, payload)

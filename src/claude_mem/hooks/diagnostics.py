@@ -1,0 +1,95 @@
+"""The hook's log and quarantine: plain file appends, no `logging` (it costs milliseconds to import).
+
+`logs/hooks.log` gets one line per problem (rotated once past 1 MB). `quarantine/` keeps a
+bounded, cleaned copy of input the hook could not store: private spans stripped and secrets
+redacted like everything else, at most `QUARANTINE_BYTES` per copy and `QUARANTINE_KEEP` copies.
+Log lines carry our own messages only, never payload content. Stdlib only.
+"""
+
+import os
+import time
+
+from claude_mem import privacy
+
+LOG_FILE = ("logs", "hooks.log")
+LOG_MAX_BYTES = 1_000_000
+QUARANTINE_DIR = "quarantine"
+QUARANTINE_BYTES = 64 * 1024
+QUARANTINE_KEEP = 50
+_UNESCAPE = (("\\n", "\n"), ("\\r", "\r"), ("\\t", "\t"), ("\\u003c", "<"), ("\\u003e", ">"), ("\\/", "/"))
+
+
+def log_path(data_dir: str) -> str:
+    return os.path.join(data_dir, *LOG_FILE)
+
+
+def log(data_dir: str, hook: str, message: str) -> None:
+    """Append one line to `logs/hooks.log`; never raises."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    line = f"{stamp} pid={os.getpid()} hook={hook} {' '.join(message.split())}\n"
+    path = log_path(data_dir)
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        try:
+            if os.path.getsize(path) > LOG_MAX_BYTES:
+                os.replace(path, path + ".1")
+        except OSError:
+            pass
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _quarantine_name(data_dir: str, hook: str, suffix: str) -> str:
+    directory = os.path.join(data_dir, QUARANTINE_DIR)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    return os.path.join(directory, f"{time.time_ns():020d}-{os.getpid()}-{hook}{suffix}")
+
+
+def cleaned_copy(raw: bytes) -> bytes:
+    """What may be kept of unusable input: the first QUARANTINE_BYTES, private spans and secrets removed."""
+    head = raw[: QUARANTINE_BYTES + 4096].decode("utf-8", "replace")
+    # Undo the JSON escapes that would hide a tag or a `NAME=value` line from the patterns.
+    for escaped, plain in _UNESCAPE:
+        head = head.replace(escaped, plain)
+    text = privacy.clean(head)
+    return text.encode("utf-8", "replace")[:QUARANTINE_BYTES]
+
+
+def quarantine(data_dir: str, hook: str, raw: bytes) -> str | None:
+    """Keep a bounded, cleaned copy of `raw`; returns its path (None when it could not be written)."""
+    try:
+        path = _quarantine_name(data_dir, hook, ".txt")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, cleaned_copy(raw))
+        finally:
+            os.close(fd)
+        prune(data_dir)
+        return path
+    except OSError:
+        return None
+
+
+def quarantine_file(data_dir: str, hook: str, source: str) -> None:
+    """Move an already-cleaned file (a damaged spool file) into quarantine."""
+    try:
+        os.replace(source, _quarantine_name(data_dir, hook, ".jsonl"))
+        prune(data_dir)
+    except OSError:
+        pass
+
+
+def prune(data_dir: str) -> None:
+    """Keep only the newest QUARANTINE_KEEP copies."""
+    directory = os.path.join(data_dir, QUARANTINE_DIR)
+    names = sorted(os.listdir(directory))
+    for name in names[: max(len(names) - QUARANTINE_KEEP, 0)]:
+        try:
+            os.unlink(os.path.join(directory, name))
+        except OSError:
+            pass

@@ -1,0 +1,16 @@
+"""SHA-256 without `hashlib`: importing it loads OpenSSL (several ms on every hook call).
+
+CPython ships the builtin `_sha256` (3.11) / `_sha2` (3.12+) module; `hashlib` is the fallback.
+"""
+
+try:
+    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]
+except ImportError:
+    try:
+        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:  # pragma: no cover - builds without the builtin module
+        from hashlib import sha256 as _sha256  # type: ignore[assignment]
+
+
+def sha256_hex(data: bytes) -> str:
+    return _sha256(data).hexdigest()

@@ -1,0 +1,184 @@
+"""`claude-mem hook NAME`: one Claude Code hook call, from stdin JSON to committed rows, exit 0.
+
+Fail-open and fast (DESIGN §2, §4): the payload becomes a cleaned capture record (payload.py),
+written in one `BEGIN IMMEDIATE` transaction with a 250 ms busy timeout; past that, or on any
+database error, the record goes to the spool instead. Bad input costs one stderr line, one log
+line and a bounded, cleaned quarantine copy. Stdout carries only the hook's JSON. Stdlib only:
+never import click, rich, logging, typing, dataclasses or pathlib from here.
+"""
+
+import json
+import os
+import sys
+
+from claude_mem import settings
+from claude_mem.hooks import diagnostics, payload
+from claude_mem.hooks.payload import BadInput, Unregistered
+
+HELP_FLAGS = ("-h", "--help")
+# A raw payload bigger than this is reported (its fields are cut to `max_field_chars` and stored).
+OVERSIZED_BYTES = 1_000_000
+# Kinds that belong to a turn, and are dropped when that turn's prompt was fully private.
+TURN_KINDS = ("tool", "tool_failure", "summarize")
+
+
+def _stderr(hook: str, message: str) -> None:
+    try:
+        sys.stderr.write(f"claude-mem: hook {hook}: {' '.join(message.split())}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _stdout(output: dict) -> None:
+    sys.stdout.buffer.write(json.dumps(output, ensure_ascii=True).encode("ascii"))
+    sys.stdout.buffer.flush()
+
+
+def private_marker(data_dir: str, content_session_id: str) -> str:
+    """A file whose existence says "this session's current turn is private" (survives a spooled prompt)."""
+    from claude_mem.hooks.digest import sha256_hex
+
+    digest = sha256_hex(content_session_id.encode("utf-8", "replace"))[:32]
+    return os.path.join(data_dir, "spool", f".private-{digest}")
+
+
+def _mark_turn(data_dir: str, record: dict) -> None:
+    marker = private_marker(data_dir, str(record["content_session_id"]))
+    if record["private"]:
+        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600))
+    else:
+        try:
+            os.unlink(marker)
+        except FileNotFoundError:
+            pass
+
+
+def _excluded(project: str, cwd: str, globs: list) -> bool:
+    if not globs:
+        return False
+    from fnmatch import fnmatch
+
+    for pattern in globs:
+        pattern = os.path.expanduser(str(pattern))
+        if fnmatch(project, pattern) or (cwd and fnmatch(cwd, pattern)):
+            return True
+    return False
+
+
+def _bad_input(hook: str, data_dir: str, raw: bytes, problem: str) -> int:
+    copy = diagnostics.quarantine(data_dir, hook, raw)
+    where = f"; copy in {copy}" if copy else ""
+    diagnostics.log(data_dir, hook, f"bad input: {problem} ({len(raw)} bytes){where}")
+    _stderr(hook, f"ignored bad input: {problem}")
+    return 0
+
+
+def _store(data_dir: str, record: dict, hook: str) -> tuple[str, object]:
+    """Commit `record` (or spool it). Returns (outcome, open connection or None).
+
+    outcome: "stored", "duplicate" (nothing new), or "spooled".
+    """
+    import sqlite3
+
+    from claude_mem.hooks.capture import apply_record
+    from claude_mem.store import db
+
+    conn = None
+    try:
+        conn = db.connect(db.db_path(data_dir), busy_timeout_ms=db.HOOK_BUSY_MS)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            added = apply_record(conn, record)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return ("stored" if added else "duplicate"), conn
+    except (sqlite3.Error, OSError) as exc:
+        if conn is not None:
+            conn.close()
+        from claude_mem.hooks import spool
+
+        spool.append(data_dir, record)
+        diagnostics.log(data_dir, hook, f"spooled {record['kind']} event: {type(exc).__name__}: {exc}")
+        return "spooled", None
+
+
+def _after_capture(hook: str, data_dir: str, config: dict) -> None:
+    """Work after the capture is durable, for session-start and user-prompt only.
+
+    Worker autostart (`claude_mem.hooks.autostart`, owned by the worker) is called from here.
+    """
+
+
+def handle(hook: str, raw: bytes, env: dict) -> int:
+    """Process one hook call; always returns 0."""
+    data_dir = settings.data_dir()
+    try:
+        incoming = payload.decode(raw)
+        event = payload.event_name(hook, incoming)
+    except BadInput as exc:
+        return _bad_input(hook, data_dir, raw, str(exc))
+    except Unregistered:
+        return 0
+    config = settings.load(data_dir)
+    if event in ("PostToolUse", "PostToolUseFailure") and incoming.get("tool_name") in config["skip_tools"]:
+        return 0
+    from claude_mem.project import project_for
+
+    cwd = incoming.get("cwd") if isinstance(incoming.get("cwd"), str) else ""
+    project = project_for(cwd or None, env)
+    if _excluded(project, cwd, config["excluded_projects"]):
+        return 0
+    kind = payload.EVENT_KINDS[event]
+    session_id = incoming.get("session_id")
+    if kind in TURN_KINDS and isinstance(session_id, str) and os.path.exists(private_marker(data_dir, session_id)):
+        return 0
+    try:
+        record = payload.build_record(hook, incoming, project, int(config["max_field_chars"]))
+    except BadInput as exc:
+        return _bad_input(hook, data_dir, raw, str(exc))
+    if kind == "prompt":
+        _mark_turn(data_dir, record)
+    outcome, conn = _store(data_dir, record, hook)
+    if len(raw) > OVERSIZED_BYTES and outcome != "duplicate":
+        diagnostics.quarantine(data_dir, hook, raw)
+        diagnostics.log(data_dir, hook, f"oversized input ({len(raw)} bytes): fields cut to {config['max_field_chars']} chars")
+        _stderr(hook, f"input of {len(raw)} bytes: long fields were cut to {config['max_field_chars']} chars")
+    try:
+        if hook in ("session-start", "user-prompt"):
+            _after_capture(hook, data_dir, config)
+        if hook == "session-start":
+            from claude_mem.hooks.session_start import build_output
+
+            _stdout(build_output(conn, record, config))
+    finally:
+        if conn is not None:
+            conn.close()
+    return 0
+
+
+def run_from_argv(argv: list[str]) -> int:
+    """Entry for `claude-mem hook …` and the plugin launcher. Exit code 0, whatever happens."""
+    if not argv or argv[0] in HELP_FLAGS or any(arg in HELP_FLAGS for arg in argv[1:]):
+        from claude_mem.cli import cli  # help text lives with the click group (cli/hook.py)
+
+        cli.main(["hook", *argv], prog_name="claude-mem")
+        return 0
+    hook = argv[0]
+    if hook not in payload.HOOK_EVENTS:
+        _stderr(hook, f"unknown hook (known: {', '.join(payload.HOOK_EVENTS)}); nothing captured")
+        return 0
+    try:
+        raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
+        return handle(hook, raw, dict(os.environ))
+    except Exception as exc:  # noqa: BLE001 - a hook must never fail Claude Code
+        try:
+            diagnostics.log(settings.data_dir(), hook, f"internal error: {type(exc).__name__}: {exc}")
+        except Exception:  # noqa: BLE001
+            pass
+        _stderr(hook, f"internal error ({type(exc).__name__}); see logs/hooks.log")
+        return 0

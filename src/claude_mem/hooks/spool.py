@@ -1,0 +1,123 @@
+"""The spool: where a capture record goes when SQLite stays busy past the hook's 250 ms.
+
+`append` writes one fsynced JSONL file per record under `<data dir>/spool/` (written to a hidden
+temp name, then renamed: a reader never sees half a line, and concurrent hooks never interleave).
+Only the worker calls `ingest`: it claims each file with an atomic rename, applies its records in
+one transaction with dedup by event key, and deletes it after the commit. A crash at any point
+leaves either the file or the rows, never neither. Stdlib only.
+"""
+
+import json
+import os
+import sqlite3
+import time
+
+SPOOL_DIR = "spool"
+SUFFIX = ".jsonl"
+CLAIMED = ".ingesting"
+_sequence = 0
+
+
+def spool_dir(data_dir: str) -> str:
+    return os.path.join(data_dir, SPOOL_DIR)
+
+
+def append(data_dir: str, record: dict) -> str:
+    """Durably store `record`; returns the spool file's path."""
+    global _sequence
+    _sequence += 1
+    directory = spool_dir(data_dir)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    # Nanoseconds first: sorting the names replays records in capture order.
+    final = os.path.join(directory, f"{time.time_ns():020d}-{os.getpid()}-{_sequence}{SUFFIX}")
+    temp = os.path.join(directory, f".{os.getpid()}-{_sequence}.tmp")
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "replace")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(temp, final)
+    _fsync_dir(directory)
+    return final
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def pending_files(data_dir: str) -> list[str]:
+    """Spool files not yet ingested (including ones claimed by an ingest that died), oldest first."""
+    try:
+        names = os.listdir(spool_dir(data_dir))
+    except FileNotFoundError:
+        return []
+    return sorted(
+        os.path.join(spool_dir(data_dir), name)
+        for name in names
+        if not name.startswith(".") and (name.endswith(SUFFIX) or name.endswith(SUFFIX + CLAIMED))
+    )
+
+
+def read_records(path: str) -> tuple[list[dict], int]:
+    """The records in one spool file, and how many lines were damaged (skipped)."""
+    records, damaged = [], 0
+    with open(path, "rb") as handle:
+        for raw in handle:
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw.decode("utf-8"))
+            except ValueError:
+                damaged += 1
+                continue
+            if isinstance(record, dict) and record.get("kind") and record.get("content_session_id"):
+                records.append(record)
+            else:
+                damaged += 1
+    return records, damaged
+
+
+def ingest(conn: sqlite3.Connection, data_dir: str) -> int:
+    """Move every spooled record into the database; returns how many added rows (duplicates excluded)."""
+    from claude_mem.hooks.capture import apply_record
+
+    added = 0
+    for path in pending_files(data_dir):
+        claimed = path if path.endswith(CLAIMED) else path + CLAIMED
+        if claimed != path:
+            try:
+                os.rename(path, claimed)
+            except FileNotFoundError:
+                continue  # another ingest took it
+        records, damaged = read_records(claimed)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            added += sum(1 for record in records if apply_record(conn, record))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        if damaged:
+            from claude_mem.hooks import diagnostics
+
+            diagnostics.log(data_dir, "spool", f"{damaged} damaged line(s) in {os.path.basename(path)}")
+            diagnostics.quarantine_file(data_dir, "spool", claimed)
+        else:
+            os.unlink(claimed)
+    return added
+
+
+def count(data_dir: str) -> int:
+    """Spooled records waiting for the worker (for `status`)."""
+    return len(pending_files(data_dir))
