@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 KINDS = ("observation", "summary", "prompt", "queue", "health")
@@ -24,7 +23,7 @@ class Event:
 
 @dataclass(eq=False)
 class Subscription:
-    """One subscriber's bounded mailbox; iterate it with `async for`."""
+    """One subscriber's bounded mailbox: `async with bus.subscribe() as events: async for event in events`."""
 
     bus: EventBus
     kinds: frozenset[str]
@@ -53,15 +52,17 @@ class Subscription:
     def close(self) -> None:
         self.bus.unsubscribe(self)
 
-    def __aiter__(self) -> AsyncIterator[Event]:
-        return self._iterate()
+    def __aiter__(self) -> Subscription:
+        return self
 
-    async def _iterate(self) -> AsyncIterator[Event]:
-        try:
-            while True:
-                yield await self.queue.get()
-        finally:
-            self.close()
+    async def __anext__(self) -> Event:
+        return await self.queue.get()
+
+    async def __aenter__(self) -> Subscription:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 class EventBus:

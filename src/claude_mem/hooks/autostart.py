@@ -1,0 +1,195 @@
+"""Start the worker from a hook when it is not running (DESIGN §7). Stdlib only, fast, never blocks.
+
+`ensure_worker()` costs a file read and one loopback `/health` call when the worker runs. Otherwise it
+takes the worker lock and hands it to a detached child, so concurrent hooks start one worker at most.
+When the interpreter running the hook lacks the worker's packages (the plugin's hooks run with a
+system python straight from the checkout), that child first builds `<data dir>/venv` and then
+becomes the worker; until it is ready, other hooks see the lock held and leave it alone.
+"""
+
+import os
+import signal
+import sys
+import time
+
+from claude_mem import __version__
+from claude_mem import settings as settings_module
+from claude_mem.worker import discovery, launch
+
+HEALTH_TIMEOUT = 0.5
+WORKER_PACKAGES = ("starlette", "uvicorn", "psutil")
+VENV_DIRNAME = "venv"
+VENV_MARKER = ".claude-mem-version"
+BOOTSTRAP_FAILED = "venv-failed"
+BOOTSTRAP_RETRY_SECONDS = 600
+PIP_TIMEOUT = 1800
+RESTARTED_MARKER = "worker.restarted-for"
+# The directory holding the `claude_mem` package (the checkout's `src/` or site-packages).
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def log_line(data_dir: str, message: str) -> None:
+    """Append one line to logs/hooks.log (plain appends: no `logging` on the hook path)."""
+    try:
+        os.makedirs(os.path.join(data_dir, "logs"), mode=0o700, exist_ok=True)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with open(os.path.join(data_dir, "logs", "hooks.log"), "a", encoding="utf-8") as handle:
+            handle.write("%s autostart[%d] %s\n" % (stamp, os.getpid(), message))
+    except OSError:
+        pass
+
+
+def ensure_worker(data_dir: str | None = None, values: dict | None = None) -> str:
+    """Make sure a worker of this data dir and version runs or is on its way; never waits for it.
+
+    Returns what it found or did: off, running, starting, spawned, bootstrapping, restarting,
+    mismatch (another version still answers after one restart), or error.
+    """
+    directory = data_dir or settings_module.data_dir()
+    try:
+        values = values if values is not None else settings_module.load(directory)
+        if not values.get("autostart", True):
+            return "off"
+        outcome = _ensure(directory, values)
+    except Exception as exc:  # a hook must never fail because the worker could not start
+        log_line(directory, "error: %s: %s" % (type(exc).__name__, exc))
+        return "error"
+    if outcome not in ("running", "starting"):
+        log_line(directory, outcome)
+    return outcome
+
+
+def _ensure(directory: str, values: dict) -> str:
+    info = discovery.read_info(directory)
+    if info is not None and discovery.pid_alive(info["pid"]):
+        health = discovery.probe_health(info["port"], timeout=HEALTH_TIMEOUT)
+        if health is not None and health.get("data_dir") == directory:
+            if health.get("version") == __version__:
+                return "running"
+            return _restart_once(directory, values, info, str(health.get("version")))
+    return _spawn(directory, values)
+
+
+def _restart_once(directory: str, values: dict, info: dict, running_version: str) -> str:
+    """Replace a worker of another version, once per version of ours (no restart loop if the
+    replacement still reports another version, e.g. an old venv)."""
+    marker = os.path.join(directory, RESTARTED_MARKER)
+    try:
+        with open(marker, encoding="utf-8") as handle:
+            if handle.read().strip() == __version__:
+                return "mismatch"
+    except OSError:
+        pass
+    with open(marker, "w", encoding="utf-8") as handle:
+        handle.write(__version__ + "\n")
+    try:
+        os.kill(info["pid"], signal.SIGTERM)
+    except OSError:
+        pass
+    # The replacement waits for the old worker to release the lock, then takes it.
+    argv = _worker_command(directory, values)
+    if argv is None:  # a venv of our version must be built first: the next hook starts that build
+        return "restarting (venv to rebuild)"
+    command, pythonpath = argv
+    env = launch.scrubbed_env(dict(os.environ), str(values.get("anthropic_base_url") or ""), pythonpath)
+    launch.spawn(command + ["--lock-wait", "60"], directory, env)
+    return "restarting (worker %s, hooks %s)" % (running_version, __version__)
+
+
+def _spawn(directory: str, values: dict) -> str:
+    fd = discovery.try_lock(directory)
+    if fd is None:
+        return "starting"  # a worker (or its venv build) holds the lock
+    try:
+        chosen = _worker_command(directory, values, fd)
+        if chosen is None:
+            return _bootstrap(directory, values, fd)
+        command, pythonpath = chosen
+        env = launch.scrubbed_env(dict(os.environ), str(values.get("anthropic_base_url") or ""), pythonpath)
+        pid = launch.spawn(command, directory, env, pass_fd=fd)
+        return "spawned pid %d" % pid
+    finally:
+        os.close(fd)
+
+
+def has_worker_packages() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in WORKER_PACKAGES)
+
+
+def venv_python(directory: str) -> str:
+    return os.path.join(directory, VENV_DIRNAME, "bin", "python")
+
+
+def venv_ready(directory: str) -> bool:
+    try:
+        with open(os.path.join(directory, VENV_DIRNAME, VENV_MARKER), encoding="utf-8") as handle:
+            return handle.read().strip() == __version__ and os.path.exists(venv_python(directory))
+    except OSError:
+        return False
+
+
+def _worker_command(directory: str, values: dict, fd: int | None = None) -> tuple | None:
+    """(argv, PYTHONPATH) of a worker this machine can run now, or None when a venv must be built."""
+    if has_worker_packages():
+        checkout = os.path.exists(os.path.join(os.path.dirname(PACKAGE_PARENT), "pyproject.toml"))
+        return launch.worker_argv(sys.executable, fd), PACKAGE_PARENT if checkout else None
+    if venv_ready(directory):
+        return launch.worker_argv(venv_python(directory), fd), None
+    return None
+
+
+def _bootstrap(directory: str, values: dict, fd: int) -> str:
+    failed = os.path.join(directory, BOOTSTRAP_FAILED)
+    try:
+        if time.time() - os.path.getmtime(failed) < BOOTSTRAP_RETRY_SECONDS:
+            return "venv build failed recently; see logs/hooks.log"
+    except OSError:
+        pass
+    code = "import sys; sys.path.insert(0, sys.argv[1]); from claude_mem.hooks.autostart import bootstrap; " \
+           "sys.exit(bootstrap(sys.argv[2], int(sys.argv[3])))"
+    env = launch.scrubbed_env(dict(os.environ), str(values.get("anthropic_base_url") or ""))
+    pid = launch.spawn([sys.executable, "-c", code, PACKAGE_PARENT, directory, str(fd)], directory, env, pass_fd=fd)
+    return "bootstrapping pid %d" % pid
+
+
+def bootstrap(directory: str, lock_fd: int) -> int:
+    """Detached: build `<data dir>/venv` with the plugin installed, then become the worker.
+
+    Runs holding the worker lock (inherited), so no other hook starts a second build or worker.
+    """
+    import shutil
+    import subprocess
+
+    root = os.path.dirname(PACKAGE_PARENT)
+    if not os.path.exists(os.path.join(root, "pyproject.toml")):
+        log_line(directory, "venv build impossible: %s is not a plugin checkout" % root)
+        return _bootstrap_failed(directory)
+    target = os.path.join(directory, VENV_DIRNAME)
+    log_line(directory, "building %s from %s (this can take a minute)" % (target, root))
+    started = time.time()
+    try:
+        shutil.rmtree(target, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", target], check=True, timeout=300,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        subprocess.run([venv_python(directory), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        root], check=True, timeout=PIP_TIMEOUT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       cwd=directory)
+    except (OSError, subprocess.SubprocessError) as exc:
+        detail = getattr(exc, "stderr", b"") or b""
+        log_line(directory, "venv build failed: %s %s" % (exc, detail.decode("utf-8", "replace")[-2000:]))
+        return _bootstrap_failed(directory)
+    with open(os.path.join(target, VENV_MARKER), "w", encoding="utf-8") as handle:
+        handle.write(__version__ + "\n")
+    log_line(directory, "venv ready in %.0f s; starting the worker" % (time.time() - started))
+    os.set_inheritable(lock_fd, True)
+    argv = launch.worker_argv(venv_python(directory), lock_fd)
+    os.execv(argv[0], argv)
+    return 1  # not reached
+
+
+def _bootstrap_failed(directory: str) -> int:
+    with open(os.path.join(directory, BOOTSTRAP_FAILED), "w", encoding="utf-8") as handle:
+        handle.write(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + "\n")
+    return 1
