@@ -41,6 +41,8 @@ def isolated_env(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(data_dir))
+    # Hooks would start real workers (and build venvs) in every test; worker tests turn it back on.
+    monkeypatch.setenv("CLAUDE_MEM_AUTOSTART", "false")
     monkeypatch.setenv("HOME", str(home))
     yield data_dir
 

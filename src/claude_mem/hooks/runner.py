@@ -112,6 +112,9 @@ def _after_capture(hook: str, data_dir: str, config: dict) -> None:
 
     Worker autostart (`claude_mem.hooks.autostart`, owned by the worker) is called from here.
     """
+    from claude_mem.hooks.autostart import ensure_worker
+
+    ensure_worker(data_dir, config)
 
 
 def handle(hook: str, raw: bytes, env: dict) -> int:
