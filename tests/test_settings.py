@@ -8,7 +8,8 @@ from claude_mem import settings
 from conftest import REPO
 
 
-def test_defaults_when_nothing_is_set(data_dir):
+def test_defaults_when_nothing_is_set(data_dir, monkeypatch):
+    monkeypatch.delenv("CLAUDE_MEM_AUTOSTART")  # conftest turns autostart off for every test
     values = settings.load()
     for key, default in settings.DEFAULTS.items():
         if key != "data_dir":
