@@ -1,0 +1,323 @@
+"""The observer pipeline against a real SQLite store, driven directly with the offline and fake providers."""
+
+import asyncio
+import json
+import time
+
+import pytest
+
+from claude_mem import settings as settings_module
+from claude_mem.observer import queue
+from claude_mem.observer.pipeline import Pipeline
+from claude_mem.observer.provider import PROMPT_HEADER, SessionInfo
+from claude_mem.observer.providers.fake import FakeProvider
+from claude_mem.observer.providers.offline import OfflineProvider
+from claude_mem.observer.results import mark_idle_sessions
+from observer_support import add_event, add_prompt, add_session, connect, load_session_edit
+
+
+def make_settings(**overrides):
+    values = settings_module.load()
+    values.update({"retry_backoff_seconds": 0.0, "max_attempts": 3}, **overrides)
+    return values
+
+
+def run(pipeline):
+    return asyncio.run(pipeline.drain())
+
+
+def tool(command, ok=True, stdout="", error=""):
+    payload = {"tool_name": "Bash", "tool_input": {"command": command}, "is_interrupt": False,
+               "tool_use_id": None, "cwd": "/p", "duration_ms": 5}
+    if ok:
+        payload["tool_response"] = {"stdout": stdout, "stderr": "", "interrupted": False}
+    else:
+        payload["error"] = error
+    return ("tool" if ok else "tool_failure"), payload
+
+
+def statuses(conn):
+    return dict(conn.execute("SELECT status, COUNT(*) FROM pending_events GROUP BY status").fetchall())
+
+
+def test_offline_golden_session_edit(data_dir):
+    conn = connect(data_dir)
+    load_session_edit(conn)
+    published = []
+    pipeline = Pipeline(conn, make_settings(provider="offline"), OfflineProvider(),
+                        publish=lambda kind, data: published.append((kind, data)))
+    assert run(pipeline) == 2
+    assert statuses(conn) == {"done": 7}
+    rows = conn.execute("SELECT type, title, narrative, files_modified, prompt_number FROM observations").fetchall()
+    assert 1 <= len(rows) <= 3
+    kind, title, narrative, files_modified, prompt_number = rows[0]
+    assert "hello.txt" in title and "tests passed" in title
+    assert "goodbye from fake model" in title and kind in ("change", "feature")
+    assert json.loads(files_modified) == ["hello.txt"] and prompt_number == 1
+    request, completed, files_edited = conn.execute("SELECT request, completed, files_edited FROM summaries").fetchone()
+    assert request == "edit hello.txt" and "hello.txt" in completed and json.loads(files_edited) == ["hello.txt"]
+    status, title, provider, ended = conn.execute(
+        "SELECT status, title, observer_provider, ended_at FROM sessions").fetchone()
+    assert (status, title, provider) == ("completed", "edit hello.txt", "offline") and ended
+    # every observation links to the events it came from, and the Read alone made none of its own
+    assert conn.execute("SELECT COUNT(DISTINCT event_id) FROM observation_sources").fetchone()[0] == 6
+    assert [k for k, _ in published].count("observation") == len(rows)
+    assert "summary" in [k for k, _ in published] and "queue" in [k for k, _ in published]
+
+
+def test_offline_routine_reads_alone_record_nothing(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-reads")
+    add_prompt(conn, sid, "look around")
+    add_event(conn, sid, "tool", {"tool_name": "Read", "tool_input": {"file_path": "/home/dev/proj/a.py"},
+                                  "tool_response": {"file": {"content": "x = 1"}}}, "r1")
+    add_event(conn, sid, *tool("ls -la"), key="r2")
+    assert run(Pipeline(conn, make_settings(), OfflineProvider())) == 1
+    assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 0
+    assert statuses(conn) == {"done": 3}
+
+
+def test_offline_failing_then_passing_is_a_bugfix(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-fix")
+    add_prompt(conn, sid, "fix the tests")
+    add_event(conn, sid, *tool("pytest -q", ok=False, error="Exit code 1\nFAILED test_a.py::test_x"), key="f1")
+    add_event(conn, sid, "tool", {"tool_name": "Edit", "tool_input": {
+        "file_path": "/home/dev/proj/a.py", "old_string": "return 1", "new_string": "return 2"},
+        "tool_response": {"structuredPatch": [{"lines": ["-    return 1", "+    return 2"]}]}}, "f2")
+    add_event(conn, sid, *tool("pytest -q", stdout="3 passed"), key="f3")
+    add_event(conn, sid, "summarize", {"last_assistant_message": "fixed", "prompt_number": 1}, "f4")
+    run(Pipeline(conn, make_settings(), OfflineProvider()))
+    [(kind, title)] = conn.execute("SELECT type, title FROM observations").fetchall()
+    assert kind == "bugfix" and "a.py" in title and "tests passed" in title
+    assert conn.execute("SELECT next_steps FROM summaries").fetchone()[0] == "none recorded"
+
+
+def test_offline_unresolved_failure_is_recorded(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-fail")
+    add_event(conn, sid, *tool("make build", ok=False, error="Exit code 2\nmissing header foo.h"), key="e1")
+    run(Pipeline(conn, make_settings(), OfflineProvider()))
+    [(kind, title)] = conn.execute("SELECT type, title FROM observations").fetchall()
+    assert kind == "discovery" and "make build" in title and "fails" in title
+
+
+def test_prompts_start_with_header_and_say_what_not_to_record(data_dir):
+    conn = connect(data_dir)
+    load_session_edit(conn)
+    fake = FakeProvider(script={})
+    run(Pipeline(conn, make_settings(), fake))
+    assert fake.calls and all(prompt.startswith(PROMPT_HEADER + "\n") for _, prompt in fake.calls)
+    first = fake.calls[0][1]
+    assert "Project: /home/dev/proj" in first and "The user's request: edit hello.txt" in first
+    assert time.strftime("%Y-%m-%d", time.gmtime()) in first and "Do NOT record" in first
+    assert 'file="hello.txt"' in first and "<summary>" in first
+    assert fake.opened[0].system_prompt.startswith("You are the memory observer")
+
+
+def test_recap_when_a_session_reopens_after_a_restart(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-recap")
+    add_prompt(conn, sid, "first")
+    add_event(conn, sid, *tool("make test", stdout="ok"), key="a1")
+    run(Pipeline(conn, make_settings(), FakeProvider(script={})))
+    add_prompt(conn, sid, "second", number=2)
+    fake = FakeProvider(script={})  # a new worker process: no conversation open yet
+    run(Pipeline(conn, make_settings(), fake))
+    [info] = fake.opened
+    assert "make test" in info.recap
+    assert "conversation was restarted" in fake.calls[0][1] and "make test" in fake.calls[0][1]
+
+
+def test_rewording_fake_never_repeats_itself(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-reword")
+    add_event(conn, sid, *tool("make test"), key="w1")
+    fake = FakeProvider(script={})
+    prompt = PROMPT_HEADER + "\n\n" + "<event id=\"1\" kind=\"tool\" tool=\"Bash\">\n$ make test\n</event>"
+    info = SessionInfo(content_session_id="x", project="/p")
+
+    async def twice():
+        session = await fake.open(info)
+        return [(await session.send(prompt)).text for _ in range(2)]
+
+    first, second = asyncio.run(twice())
+    assert first != second and "make test" in first and "make test" in second
+
+
+def test_batches_keep_session_order_and_bounds(data_dir):
+    conn = connect(data_dir)
+    a, b = add_session(conn, "s-a"), add_session(conn, "s-b")
+    for n in range(5):
+        add_event(conn, a, *tool(f"echo a{n} && make"), key=f"a{n}")
+        add_event(conn, b, *tool(f"echo b{n} && make"), key=f"b{n}")
+    add_prompt(conn, a, "next turn", number=2)
+    fake = FakeProvider(script={})
+    run(Pipeline(conn, make_settings(batch_max_events=2), fake))
+    seen = {}
+    for content_id, prompt in fake.calls:
+        seen.setdefault(content_id, []).append([int(x) for x in __import__("re").findall(r'<event id="(\d+)"', prompt)])
+    for batches in seen.values():
+        flat = [i for batch in batches for i in batch]
+        assert flat == sorted(flat) and all(len(batch) <= 2 for batch in batches)
+    assert [len(b) for b in seen["s-a"]] == [2, 2, 1, 1]  # the new prompt starts its own batch
+    assert statuses(conn) == {"done": 11}
+
+
+def test_batch_max_chars_bounds_a_batch(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-chars")
+    for n in range(4):
+        add_event(conn, sid, *tool("make", stdout="x" * 3000), key=f"c{n}")
+    batch = queue.claim_batch(conn, lease_seconds=60, max_events=20, max_chars=7000, max_attempts=3)
+    assert len(batch.events) == 2
+
+
+def test_thousand_malformed_replies_end_visibly_failed(data_dir):
+    conn = connect(data_dir)
+    count = 500
+    for s in range(25):
+        sid = add_session(conn, f"s-bad-{s}")
+        for n in range(count // 25):
+            add_event(conn, sid, *tool(f"make {n}"), key=f"bad-{s}-{n}")
+    fake = FakeProvider(script={"default": "malformed"})
+    pipeline = Pipeline(conn, make_settings(batch_max_events=2, max_attempts=4), fake)
+    run(pipeline)
+    assert len(fake.calls) >= 1000
+    assert statuses(conn) == {"failed": count}
+    rows = conn.execute("SELECT attempts, last_error FROM pending_events").fetchall()
+    assert all(attempts == 4 and "MalformedReply" in error for attempts, error in rows)
+    assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 0
+    assert queue.retry(conn) == count and statuses(conn) == {"pending": count}
+
+
+def test_exponential_backoff_then_failed(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-backoff")
+    add_event(conn, sid, *tool("make"), key="k1")
+    fake = FakeProvider(script={"steps": [{"error": "provider", "message": "boom"}] * 5})
+    pipeline = Pipeline(conn, make_settings(retry_backoff_seconds=30.0), fake)
+    before = time.time()
+    assert asyncio.run(pipeline.step())
+    status, attempts, error, next_at = conn.execute(
+        "SELECT status, attempts, last_error, next_attempt_at FROM pending_events").fetchone()
+    assert (status, attempts) == ("pending", 1) and "boom" in error
+    assert queue.iso(before + 29) <= next_at <= queue.iso(time.time() + 31)
+    assert not asyncio.run(pipeline.step())  # not due yet
+    conn.execute("UPDATE pending_events SET next_attempt_at = NULL")
+    asyncio.run(pipeline.step())
+    next_at = conn.execute("SELECT next_attempt_at FROM pending_events").fetchone()[0]
+    assert next_at >= queue.iso(time.time() + 59)  # doubled
+    conn.execute("UPDATE pending_events SET next_attempt_at = NULL")
+    asyncio.run(pipeline.step())
+    assert conn.execute("SELECT status, attempts FROM pending_events").fetchone() == ("failed", 3)
+
+
+def test_rate_limit_backs_off_without_burning_attempts(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-rate")
+    add_event(conn, sid, *tool("make"), key="r1")
+    fake = FakeProvider(script={"steps": [{"error": "rate", "retry_after": 0}] * 4})
+    pipeline = Pipeline(conn, make_settings(), fake)
+    run(pipeline)
+    assert conn.execute("SELECT status, attempts FROM pending_events").fetchone() == ("done", 1)
+    assert len(fake.calls) == 5
+
+
+@pytest.mark.parametrize("kind", ["auth", "quota"])
+def test_auth_and_quota_errors_pause_the_queue(data_dir, kind):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-auth")
+    add_event(conn, sid, *tool("make"), key="a1")
+    fake = FakeProvider(script={"steps": [{"error": kind, "message": "no credentials"}],
+                                "health": {"ok": False, "reason": "not logged in"}})
+    pipeline = Pipeline(conn, make_settings(), fake)
+    assert asyncio.run(pipeline.step())
+    assert not asyncio.run(pipeline.step())  # paused: nothing more is claimed
+    status, attempts, error = conn.execute("SELECT status, attempts, last_error FROM pending_events").fetchone()
+    assert (status, attempts) == ("pending", 0) and "no credentials" in error
+    health = asyncio.run(pipeline.health())
+    assert health["ok"] is False and "no credentials" in health["reason"]
+    fake.script["health"] = {"ok": True}
+    pipeline.paused_until = 0
+    run(pipeline)
+    assert statuses(conn) == {"done": 1} and asyncio.run(pipeline.health())["ok"]
+
+
+def test_fatal_provider_error_fails_at_once(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-fatal")
+    add_event(conn, sid, *tool("make"), key="x1")
+    run(Pipeline(conn, make_settings(), FakeProvider(script={"steps": [{"error": "fatal", "message": "too long"}]})))
+    assert conn.execute("SELECT status, attempts FROM pending_events").fetchone() == ("failed", 1)
+
+
+def test_timeout_is_a_failed_attempt(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-slow")
+    add_event(conn, sid, *tool("make"), key="t1")
+    fake = FakeProvider(script={"steps": [{"delay": 5}]})
+    pipeline = Pipeline(conn, make_settings(observer_timeout_seconds=0.2, retry_backoff_seconds=60.0), fake)
+    asyncio.run(pipeline.step())
+    status, error = conn.execute("SELECT status, last_error FROM pending_events").fetchone()
+    assert status == "pending" and "no observer reply within" in error
+
+
+def test_expired_lease_returns_events_and_a_late_result_is_discarded(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-lease")
+    add_event(conn, sid, *tool("make"), key="l1")
+    stale = queue.claim_batch(conn, lease_seconds=-1, max_events=5, max_chars=10_000, max_attempts=3)
+    assert stale is not None
+    fake = FakeProvider(script={})
+    run(Pipeline(conn, make_settings(), fake))  # reclaims the expired batch and completes it
+    assert statuses(conn) == {"done": 1}
+    from claude_mem.observer.parser import parse
+    from claude_mem.observer.provider import Reply
+    from claude_mem.observer.results import store_batch
+    late = parse("<observation><type>change</type><title>late</title><narrative>n</narrative></observation>")
+    assert store_batch(conn, stale, late, Reply(text="")) is None
+    assert conn.execute("SELECT COUNT(*) FROM observations WHERE title = 'late'").fetchone()[0] == 0
+    assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 1
+
+
+def test_identical_observations_are_stored_once_per_session(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-dup")
+    add_event(conn, sid, *tool("make"), key="d1")
+    add_prompt(conn, sid, "again", number=2)
+    text = "<observation><type>change</type><title>Same</title><narrative>Same.</narrative></observation>"
+    run(Pipeline(conn, make_settings(), FakeProvider(script={"steps": [{"text": text}, {"text": text}]})))
+    assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 1
+    assert conn.execute("SELECT COUNT(*) FROM observation_sources").fetchone()[0] == 2
+
+
+def test_idle_sessions_become_interrupted(data_dir):
+    conn = connect(data_dir)
+    add_session(conn, "old", last_activity="2020-01-01T00:00:00.000Z")
+    add_session(conn, "new")
+    assert mark_idle_sessions(conn, 24) == ["old"]
+    assert dict(conn.execute("SELECT content_session_id, status FROM sessions")) == {
+        "old": "interrupted", "new": "active"}
+
+
+def test_conversations_are_capped_and_never_doubled(data_dir):
+    conn = connect(data_dir)
+    for s in range(4):
+        sid = add_session(conn, f"s-cap-{s}")
+        for n in range(3):
+            add_event(conn, sid, *tool(f"make {n}"), key=f"cap-{s}-{n}")
+    fake = FakeProvider(script={"delay": 0.01})
+    pipeline = Pipeline(conn, make_settings(max_observers=2, batch_max_events=1), fake)
+
+    async def go():
+        task = asyncio.create_task(pipeline.run())
+        for _ in range(400):
+            if statuses(conn) == {"done": 12}:
+                break
+            await asyncio.sleep(0.02)
+        await pipeline.stop(5.0, task)
+
+    asyncio.run(go())
+    assert statuses(conn) == {"done": 12}
+    assert fake.max_open <= 2 and not fake.open_sessions
