@@ -1,0 +1,109 @@
+"""`forget` leaves no byte behind: the raw database, its WAL and every backup are grepped."""
+
+import glob
+import json
+import os
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+
+from claude_mem.cli import cli
+from claude_mem.recall import forget as forgetting
+from claude_mem.store import db
+from claude_mem.worker import backup
+from recall_seed import add_observation, add_prompt, add_session, add_summary, seed_project
+
+PROJECT = "/home/dev/proj"
+
+
+def raw_files(data_dir: str) -> list[str]:
+    files = [path for path in glob.glob(os.path.join(data_dir, "claude-mem.db*"))]
+    return files + glob.glob(os.path.join(data_dir, "backups", "*"))
+
+
+def grep(data_dir: str, needle: bytes) -> list[str]:
+    """Files whose raw bytes contain `needle` (case-insensitive)."""
+    hits = []
+    for path in raw_files(data_dir):
+        with open(path, "rb") as handle:
+            if needle.lower() in handle.read().lower():
+                hits.append(os.path.basename(path))
+    return hits
+
+
+@pytest.fixture
+def store(data_dir):
+    conn = db.connect(db.db_path(str(data_dir)))
+    conn.execute("PRAGMA wal_autocheckpoint = 0")  # keep old page images in the WAL, the hard case
+    seed_project(conn, "/home/dev/other", 30)
+    session = add_session(conn, "sess-secret", PROJECT)
+    add_prompt(conn, session, 1, "Where does Quokkamarker live in the codebase?")
+    conn.execute(
+        "INSERT INTO pending_events (event_key, session_id, kind, payload, status)"
+        " VALUES ('ev-secret', ?, 'tool', '{\"tool_response\": \"Quokkamarker found\"}', 'done')",
+        (session,),
+    )
+    obs = add_observation(conn, PROJECT, "Quokkamarker lives in the billing module", session_id=session,
+                          narrative="The Quokkamarker constant is read by the billing module at start.")
+    conn.execute("INSERT INTO observation_sources VALUES (?, (SELECT id FROM pending_events WHERE event_key = 'ev-secret'))", (obs,))
+    add_summary(conn, session, PROJECT, request="Find Quokkamarker", learned="Quokkamarker is in billing")
+    yield conn, obs
+    conn.close()
+
+
+def test_forget_session_removes_every_byte_from_db_wal_and_backups(store, data_dir):
+    conn, _ = store
+    backup.snapshot(str(data_dir), keep=5)
+    assert {"claude-mem.db-wal"} <= set(grep(str(data_dir), b"quokkamark"))
+    assert any(name.startswith("claude-mem-") for name in grep(str(data_dir), b"quokkamark"))
+    result = CliRunner().invoke(cli, ["forget", "--session", "sess-secret", "--yes", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["counts"] == {"prompts": 1, "pending_events": 1, "summaries": 1, "observations": 1, "sessions": 1}
+    assert len(report["backups"]["rewritten"]) == 1 and report["backups"]["pruned"] == []
+    conn.close()
+    assert grep(str(data_dir), b"quokkamark") == []
+    # The rest survives, in the database and in the rewritten backup.
+    for path in [db.db_path(str(data_dir)), *report["backups"]["rewritten"]]:
+        check = sqlite3.connect(path)
+        assert check.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 30
+        assert check.execute("SELECT COUNT(*) FROM observations_fts WHERE observations_fts MATCH 'lease'").fetchone()[0] > 0
+        assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        check.close()
+
+
+def test_forget_one_observation_by_id(store, data_dir):
+    conn, obs = store
+    backup.snapshot(str(data_dir), keep=5)
+    report = forgetting.forget(conn, str(data_dir), ids=[obs])
+    assert report["counts"] == {"observations": 1, "events": 1}
+    conn.close()
+    hits = grep(str(data_dir), b"billing module")
+    assert hits == [], hits
+    check = sqlite3.connect(db.db_path(str(data_dir)))
+    assert check.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 2  # only the observation went
+    assert check.execute("SELECT COUNT(*) FROM prompts").fetchone()[0] == 1
+    check.close()
+
+
+def test_forget_project_and_unreadable_backup_is_pruned(store, data_dir):
+    conn, _ = store
+    os.makedirs(os.path.join(data_dir, "backups"), exist_ok=True)
+    broken = os.path.join(data_dir, "backups", "claude-mem-20200101T000000Z.db")
+    with open(broken, "wb") as handle:
+        handle.write(b"SQLite format 3\x00" + b"Quokkamarker" * 100)
+    backup.snapshot(str(data_dir), keep=5)
+    report = forgetting.forget(conn, str(data_dir), project=PROJECT)
+    assert report["backups"]["pruned"] == [broken]
+    assert len(report["backups"]["rewritten"]) == 1
+    conn.close()
+    assert grep(str(data_dir), b"quokkamark") == []
+
+
+def test_forget_needs_exactly_one_target(store):
+    conn, obs = store
+    with pytest.raises(ValueError, match="one of them"):
+        forgetting.plan(conn, [obs], session="sess-secret")
+    with pytest.raises(ValueError, match="nothing stored for project"):
+        forgetting.plan(conn, project="/nowhere")
