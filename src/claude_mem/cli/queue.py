@@ -50,16 +50,21 @@ def queue(ctx: click.Context, status: str, session: str | None, limit: int, as_j
         out.print(f"no {status if status != 'all' else ''} events".replace("  ", " "))
         return
     table = Table(show_header=True, header_style="bold")
-    for column in ("id", "session", "kind", "status", "attempts", "next attempt / error", "created"):
+    for column in ("id", "session", "kind", "status", "attempts", "created"):
         table.add_column(column, overflow="fold")
+    details: list[str] = []
     for row in rows:
         kind = f"{row['kind']} {row['tool']}" if row["tool"] else str(row["kind"])
+        table.add_row(str(row["id"]), str(row["session"])[:8], kind, str(row["status"]), str(row["attempts"]),
+                      str(row["created_at"] or "")[5:19].replace("T", " "))
         detail = str(row["last_error"] or "")
         if row["status"] == "pending" and row["next_attempt_at"]:
-            detail = f"retry after {row['next_attempt_at']}" + (f" — {detail}" if detail else "")
-        table.add_row(str(row["id"]), str(row["session"])[:8], kind, str(row["status"]), str(row["attempts"]),
-                      detail[:200], str(row["created_at"] or "")[5:19].replace("T", " "))
+            detail = f"retry after {row['next_attempt_at']}" + (f"; {detail}" if detail else "")
+        if detail:
+            details.append(f"#{row['id']}: {detail[:300]}")
     out.print(table)
+    for line in details:
+        out.print(line, markup=False)
 
 
 @queue.command()
