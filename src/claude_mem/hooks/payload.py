@@ -32,6 +32,8 @@ EVENT_KINDS: dict[str, str] = {
 CUT_MARK = "\n[… claude-mem cut {} chars …]\n"
 # Extra characters redacted on each side of a cut, so a secret straddling it is still recognised.
 CUT_MARGIN = 512
+# A tool input or response may hold a few capped fields; past this many times the cap it is cut whole.
+CONTAINER_FACTOR = 2
 
 
 class BadInput(ValueError):
@@ -119,12 +121,13 @@ def scrub(value: object, limit: int) -> object:
 
 
 def capped(value: object, limit: int) -> object:
-    """A scrubbed value whose whole JSON stays within ~`limit` chars (else its cut JSON text)."""
+    """A scrubbed value: each string capped at `limit`, and a container whose JSON still exceeds
+    CONTAINER_FACTOR × `limit` (many long fields) replaced by its cut JSON text."""
     cleaned = scrub(value, limit)
     if isinstance(cleaned, (dict, list)):
         text = json.dumps(cleaned, ensure_ascii=False)
-        if len(text) > limit:
-            return cut(text, limit)
+        if len(text) > CONTAINER_FACTOR * limit:
+            return cut(text, CONTAINER_FACTOR * limit)
     return cleaned
 
 
