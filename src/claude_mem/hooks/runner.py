@@ -157,7 +157,13 @@ def handle(hook: str, raw: bytes, env: dict) -> int:
         if hook == "session-start":
             from claude_mem.hooks.session_start import build_output
 
-            _stdout(build_output(conn, record, config))
+            _stdout(build_output(conn, record, config, incoming))
+        if hook == "user-prompt" and config["prompt_context"] and not record["private"]:
+            from claude_mem.recall.prompt_context import user_prompt
+
+            related = user_prompt({"prompt": record["payload"].get("prompt"), "cwd": cwd}, data_dir, config, env)
+            if related:
+                _stdout(related)
     finally:
         if conn is not None:
             conn.close()

@@ -279,9 +279,26 @@ def record_injection(conn: sqlite3.Connection, content_session_id: str, key: str
     return True
 
 
+def inject(conn: sqlite3.Connection | None, key: str, source: str, session_id: str | None, cwd: str,
+           values: dict, data_dir: str) -> dict:
+    """Build the context for a starting session and record the injection time (when writable).
+
+    `resume` gets only what is new since this session's last injection; a read-only or missing
+    connection still builds (from what it can read) and simply records nothing.
+    """
+    started = utc_now()
+    since = None
+    if conn is not None and session_id and source not in FULL_SOURCES:
+        since = last_injection(conn, session_id)
+    result = build(conn, key, source, since, values, data_dir)
+    if conn is not None and session_id:
+        record_injection(conn, session_id, key, cwd, started)
+    return {**result, "since": since}
+
+
 def session_start(payload: dict, data_dir: str | None = None, values: dict | None = None,
                   env: dict | None = None) -> dict:
-    """Everything the session-start hook prints: build from SQLite, record the injection time."""
+    """Everything the session-start hook prints, from a raw payload (used by tests and `context`)."""
     data_dir = data_dir or settings.data_dir()
     values = values if values is not None else settings.load(data_dir)
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
@@ -289,15 +306,9 @@ def session_start(payload: dict, data_dir: str | None = None, values: dict | Non
     source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
     session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     path = db.db_path(data_dir)
-    if not os.path.exists(path):
-        return hook_output(build(None, key, source, None, values, data_dir))
-    conn = db.connect(path, db.HOOK_BUSY_MS)
+    conn = db.connect(path, db.HOOK_BUSY_MS) if os.path.exists(path) else None
     try:
-        started = utc_now()
-        since = last_injection(conn, session_id) if session_id and source not in FULL_SOURCES else None
-        result = build(conn, key, source, since, values, data_dir)
-        if session_id:
-            record_injection(conn, session_id, key, cwd, started)
+        return hook_output(inject(conn, key, source, session_id, cwd, values, data_dir))
     finally:
-        conn.close()
-    return hook_output(result)
+        if conn is not None:
+            conn.close()
