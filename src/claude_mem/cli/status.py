@@ -13,7 +13,10 @@ def status_report() -> dict[str, object]:
     """Everything `status` knows; other modules (worker, observer) add their sections here."""
     from claude_mem.observer.report import observer_report
 
-    return {"store": stats.store_report(settings.data_dir()), "observer": observer_report(settings.data_dir())}
+    from claude_mem.cli.worker import worker_report
+
+    return {"store": stats.store_report(settings.data_dir()), "observer": observer_report(settings.data_dir()),
+            "worker": worker_report()}
 
 
 @cli.command()
@@ -57,6 +60,10 @@ def status(as_json: bool) -> None:
     for failure in observer["recent_failures"]:
         out.print(f"  failed #{failure['id']} {failure['kind']} after {failure['attempts']} attempt(s): "
                   f"{str(failure['last_error'] or '')[:160]}  (`claude-mem queue retry {failure['id']}`)")
+    from claude_mem.cli.worker import describe_report
+
+    for line in describe_report(report["worker"]):
+        out.print(line, markup=False)
 
 
 @cli.command()

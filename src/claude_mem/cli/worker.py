@@ -17,14 +17,14 @@ def worker_report() -> dict[str, object]:
     return control.state(timeout=1.0).as_dict()
 
 
-def describe(current: control.WorkerState) -> list[str]:
-    """Human lines that say what runs and where."""
+def describe_report(report: dict) -> list[str]:  # type: ignore[type-arg]
+    """Human lines that say what runs and where, from `WorkerState.as_dict()`."""
     lines = []
-    if current.running:
-        health = current.health or {}
+    if report["running"]:
+        health = report.get("health") or {}
         provider = health.get("provider") or {}
         queue = health.get("queue") or {}
-        lines.append(f"worker: running, pid {current.pid}, {current.url} (version {health.get('version')})")
+        lines.append(f"worker: running, pid {report['pid']}, {report['url']} (version {health.get('version')})")
         lines.append(f"  data dir: {health.get('data_dir')}")
         lines.append(f"  up for {format_uptime(float(health.get('uptime') or 0))}, status {health.get('status')}")
         ok = "ok" if provider.get("ok") else f"not ok: {provider.get('reason')}"
@@ -34,9 +34,9 @@ def describe(current: control.WorkerState) -> list[str]:
         for name, problem in (health.get("problems") or {}).items():
             lines.append(f"  problem in {name}: {problem}")
     else:
-        lines.append(f"worker: not running ({current.reason})")
-        lines.append(f"  data dir: {current.data_dir}")
-    recovery = discovery.read_recovery(current.data_dir)
+        lines.append(f"worker: not running ({report['reason']})")
+        lines.append(f"  data dir: {report['data_dir']}")
+    recovery = report.get("recovery")
     if recovery:
         lines.append(f"  DATABASE RECOVERED at {recovery.get('at')}: {recovery.get('problem')}")
         lines.append(f"    corrupt copy kept at {recovery.get('corrupt_copy')}; {recovery.get('note')}")
@@ -99,7 +99,7 @@ def worker_status(as_json: bool) -> None:
         emit_json(current.as_dict())
     else:
         out = console()
-        for line in describe(current):
+        for line in describe_report(current.as_dict()):
             out.print(line, markup=False)
     raise SystemExit(0 if current.running else 1)
 
