@@ -150,7 +150,7 @@ def handle(hook: str, raw: bytes, env: dict) -> int:
     if len(raw) > OVERSIZED_BYTES and outcome != "duplicate":
         diagnostics.quarantine(data_dir, hook, raw)
         diagnostics.log(data_dir, hook, f"oversized input ({len(raw)} bytes): fields cut to {config['max_field_chars']} chars")
-        _stderr(hook, f"input of {len(raw)} bytes: long fields were cut to {config['max_field_chars']} chars")
+        _stderr(hook, f"input of {len(raw)} bytes: stored with long fields cut to {config['max_field_chars']} chars")
     try:
         if hook in ("session-start", "user-prompt"):
             _after_capture(hook, data_dir, config)
