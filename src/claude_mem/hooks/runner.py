@@ -112,6 +112,8 @@ def _after_capture(hook: str, data_dir: str, config: dict) -> None:
 
     Worker autostart (`claude_mem.hooks.autostart`, owned by the worker) is called from here.
     """
+    if not config.get("autostart", True):
+        return  # not even the import: autostart pulls the worker's launch helpers
     from claude_mem.hooks.autostart import ensure_worker
 
     ensure_worker(data_dir, config)

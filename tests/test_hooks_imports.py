@@ -1,0 +1,65 @@
+"""The hook path stays stdlib-only and light (DESIGN §4): measured in a fresh interpreter, after a
+real hook call of every kind, not just after the import."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+# Modules that cost milliseconds (or pull a web/CLI stack) and must stay off the hook path.
+FORBIDDEN = (
+    "dataclasses", "typing", "pathlib", "logging", "uuid", "subprocess", "inspect", "hashlib", "asyncio",
+    "click", "rich", "starlette", "uvicorn", "anyio", "psutil", "anthropic", "openai", "claude_agent_sdk", "mcp",
+    "pydantic", "httpx",
+)
+
+PROBE = """
+import io, json, os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "src"))
+from claude_mem.hooks import runner
+imported_by_import = sorted(sys.modules)
+for hook, path in json.loads(sys.argv[2]):
+    raw = open(path, "rb").read()
+    runner.handle(hook, raw, {})
+    runner.handle(hook, b"not json", {})
+print()
+print(json.dumps({"after_import": imported_by_import, "after_calls": sorted(sys.modules)}))
+"""
+
+CALLS = [
+    ("session-start", "session-edit/01-SessionStart.json"),
+    ("user-prompt", "session-edit/02-UserPromptSubmit.json"),
+    ("post-tool", "session-edit/06-PostToolUse.Bash.json"),
+    ("post-tool", "PostToolUseFailure.json"),
+    ("stop", "session-edit/07-Stop.json"),
+    ("session-end", "session-edit/08-SessionEnd.json"),
+]
+
+
+@pytest.fixture
+def probe(data_dir, tmp_path):
+    calls = [(hook, os.path.join(REPO, "tests", "fixtures", "hook-payloads", path)) for hook, path in CALLS]
+    env = {**os.environ, "CLAUDE_MEM_AUTOSTART": "false", "CLAUDE_MEM_EXCLUDED_PROJECTS": "/nowhere/*"}
+    # -I -S: exactly how hooks.json starts the launcher (no site: its .pth files import pathlib & co).
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", PROBE, REPO, json.dumps(calls)],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_no_heavy_module_after_import(probe):
+    loaded = set(probe["after_import"])
+    assert sorted(loaded & set(FORBIDDEN)) == []
+
+
+def test_no_heavy_module_after_a_call_of_every_hook(probe, data_dir):
+    loaded = set(probe["after_calls"])
+    assert sorted(loaded & set(FORBIDDEN)) == []
+    assert "claude_mem.hooks.capture" in loaded  # the calls really wrote (not a vacuous probe)
+    assert os.path.exists(data_dir / "claude-mem.db")
