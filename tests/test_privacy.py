@@ -1,0 +1,202 @@
+"""Secret redaction and `<private>` stripping (DESIGN §9).
+
+Every secret here is made up, in the real format of its family, and assembled at run time from
+pieces so the repository itself never trips a secret scanner.
+"""
+
+import random
+import string
+import uuid
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from claude_mem import privacy
+
+_rng = random.Random(20261122)
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+ALNUM = string.ascii_letters + string.digits
+URLSAFE = ALNUM + "-_"
+B64 = ALNUM + "+/"
+HEX = "0123456789abcdef"
+
+
+def rnd(alphabet: str, length: int) -> str:
+    return "".join(_rng.choice(alphabet) for _ in range(length))
+
+
+def mixed(length: int) -> str:
+    """Random alphanumerics with at least one digit and one letter (like every real key)."""
+    return rnd(string.digits, 1) + rnd(string.ascii_letters, 1) + rnd(ALNUM, length - 2)
+
+
+def pem(kind: str) -> tuple[str, str]:
+    body = "\n".join(rnd(B64, 64) for _ in range(6))
+    block = f"-----BEGIN {kind}PRIVATE KEY-----\n{body}\n-----END {kind}PRIVATE KEY-----"
+    return block, body.splitlines()[2]
+
+
+def _secrets() -> list[tuple[str, str, str]]:
+    """(family, text containing the secret, the part that must disappear)."""
+    items: list[tuple[str, str, str]] = []
+
+    def token(family: str, value: str, template: str = "value: {} end") -> None:
+        items.append((family, template.format(value), value))
+
+    token("aws", "AK" + "IA" + rnd(UPPER_DIGITS, 16), "aws_access_key_id = {}")
+    token("aws", "AS" + "IA" + rnd(UPPER_DIGITS, 16), "export AWS_ACCESS_KEY_ID={}")
+    aws_secret = rnd(B64, 40)
+    items.append(("aws", f"AWS_SECRET_ACCESS_KEY={aws_secret}\n", aws_secret))
+    aws_secret2 = rnd(B64, 40)
+    items.append(("aws", f"[default]\naws_secret_access_key = {aws_secret2}\n", aws_secret2))
+    for prefix in ("ghp", "gho", "ghs", "ghu", "ghr"):
+        token("github", f"{prefix}_" + mixed(36), "git clone https://{}@github.com/o/r")
+    token("github", "github" + "_pat_" + mixed(22) + "_" + mixed(59))
+    token("gitlab", "gl" + "pat-" + rnd(URLSAFE, 20), "PRIVATE-TOKEN: {}")
+    token("gitlab", "GR1348941" + rnd(URLSAFE, 20), "runner token {}")
+    token("anthropic", "sk-" + "ant-api03-" + rnd(URLSAFE, 93) + "AA", "ANTHROPIC_API_KEY={}")
+    token("anthropic", "sk-" + "ant-admin01-" + rnd(URLSAFE, 93) + "AA", "key {} here")
+    token("openai", "sk-" + "proj-" + mixed(48) + "T3Blbk" + "FJ" + mixed(48), "client = OpenAI(api_key='{}')")
+    token("openai", "sk-" + mixed(48), "OPENAI_API_KEY: {}")
+    token("openai", "sk-" + "svcacct-" + mixed(60), "{}")
+    token("slack", "xo" + "xb-" + rnd(string.digits, 12) + "-" + rnd(string.digits, 13) + "-" + mixed(24))
+    token("slack", "xo" + "xp-" + rnd(string.digits, 12) + "-" + rnd(string.digits, 12) + "-" + rnd(string.digits, 13) + "-" + rnd(HEX, 32))
+    token("slack", "https://hooks." + "slack.com/services/T" + rnd(UPPER_DIGITS, 8) + "/B" + rnd(UPPER_DIGITS, 10) + "/" + mixed(24), "curl -X POST {}")
+    token("slack", "xa" + "pp-1-A" + rnd(UPPER_DIGITS, 10) + "-" + rnd(string.digits, 13) + "-" + rnd(HEX, 64))
+    token("stripe", "sk" + "_live_" + mixed(24), "Stripe.api_key = '{}'")
+    token("stripe", "rk" + "_live_" + mixed(24))
+    token("stripe", "sk" + "_test_" + mixed(24))
+    token("stripe", "wh" + "sec_" + mixed(32))
+    token("google", "AI" + "za" + "Sy" + rnd(URLSAFE, 33), "https://maps.googleapis.com/maps/api/js?key={}")
+    token("google", "GOC" + "SPX-" + rnd(URLSAFE, 28))
+    token("google", "ya" + "29." + rnd(URLSAFE, 60), "Authorization: Bearer {}")
+    token("jwt", "ey" + "JhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "ey" + "J" + rnd(URLSAFE, 40) + "." + rnd(URLSAFE, 43), "Authorization: Bearer {}")
+    for kind in ("RSA ", "OPENSSH ", "EC ", ""):
+        block, line = pem(kind)
+        items.append(("private-key", f"key file:\n{block}\nthat was it", line))
+    password = mixed(14)
+    items.append(("url-password", f"DATABASE_URL=postgres://admin:{password}@db.example.com:5432/app", password))
+    password2 = mixed(12)
+    items.append(("url-password", f"git remote add origin https://deploy:{password2}@git.example.com/o/r.git", password2))
+    for line in ("DB_PASSWORD={}", "STRIPE_SECRET={}", 'export API_KEY="{}"', "client_secret: {}",
+                 '{{"password": "{}"}}', "SENTRY_AUTH_TOKEN={}", "REDIS_PASSPHRASE='{}'", "jwtSecret = {}"):
+        value = mixed(20)
+        items.append(("secret", "# .env\nDEBUG=true\n" + line.format(value) + "\nPORT=8080\n", value))
+    return items
+
+
+SECRETS = _secrets()
+
+LOOKALIKES = [
+    rnd(HEX, 40),  # git SHA-1
+    "commit " + rnd(HEX, 40) + " fixes the parser",
+    rnd(HEX, 64),  # sha256
+    rnd(HEX, 32),  # md5
+    str(uuid.UUID(int=_rng.getrandbits(128), version=4)),
+    str(uuid.UUID(int=_rng.getrandbits(128), version=4)).upper(),
+    "session 2ffa905a-a2e0-44a2-9eda-18920feea975 started",
+    rnd(B64, 43) + "=",  # base64 blob
+    rnd(B64, 40),  # the shape of an AWS secret, without any context
+    "integrity sha512-" + rnd(B64, 86) + "==",
+    "image@sha256:" + rnd(HEX, 64),
+    "AKIA1234",
+    "ghp_short",
+    "sk-learn and risk-management",
+    "xoxb is a Slack bot token prefix",
+    "https://example.com:8443/path?q=1&page=2",
+    "git@github.com:org/repo.git",
+    "ssh://git@github.com/org/repo.git",
+    "MAX_TOKENS=4096",
+    "TOKEN_COUNT=12",
+    "PASSWORD_MIN_LENGTH=12",
+    "password: ${DB_PASSWORD}",
+    "API_KEY=",
+    "SECRET_ENABLED=false",
+    "eyJhbGciOiJIUzI1NiJ9 is only a JWT header",
+    "The password is stored in the vault.",
+    "sort_key=created_at_desc",
+    "tokenizer=porter unicode61",
+    "input_tokens: 123456",
+    "AIzaSy is the start of a Google key",
+    "channel C024BE91L",
+    "request req_" + rnd(HEX, 24),
+    "ssh-rsa AAAAB3NzaC1yc2E" + rnd(B64, 200) + " dev@host",
+    "-----BEGIN CERTIFICATE-----\n" + rnd(B64, 64) + "\n-----END CERTIFICATE-----",
+    "-----BEGIN PUBLIC KEY-----\n" + rnd(B64, 64) + "\n-----END PUBLIC KEY-----",
+    "PWD=/home/dev/proj",
+    "primary_key: id_" + rnd(HEX, 12),
+    "version: 2.1.330",
+    "Bearer token expired at 12:00",
+]
+
+
+def test_corpus_sizes():
+    assert len(SECRETS) >= 30 and len(LOOKALIKES) >= 30
+    assert {family for family, _, _ in SECRETS} >= {
+        "aws", "github", "gitlab", "anthropic", "openai", "slack", "stripe", "google", "jwt",
+        "private-key", "url-password", "secret",
+    }
+
+
+@pytest.mark.parametrize("family,text,secret", SECRETS, ids=[f"{i}-{s[0]}" for i, s in enumerate(SECRETS)])
+def test_every_secret_is_redacted(family, text, secret):
+    cleaned = privacy.redact(text)
+    assert secret not in cleaned
+    assert "[REDACTED:" in cleaned
+
+
+@pytest.mark.parametrize("text", LOOKALIKES, ids=[f"lookalike-{i}" for i in range(len(LOOKALIKES))])
+def test_no_lookalike_is_redacted(text):
+    assert privacy.redact(text) == text
+
+
+def test_redaction_keeps_the_surroundings():
+    text = f"before {SECRETS[0][2]} after\nDEBUG=true\nDB_PASSWORD=abcdef123456\nPORT=8080"
+    assert privacy.redact(text) == "before [REDACTED:aws] after\nDEBUG=true\nDB_PASSWORD=[REDACTED:secret]\nPORT=8080"
+
+
+def test_private_spans():
+    assert privacy.strip_private("a <private>x</private> b <PRIVATE >y\nz</private> c") == "a  b  c"
+    assert privacy.strip_private("keep <private>everything after an unclosed tag") == "keep "
+    assert privacy.strip_private("stray </private> closer") == "stray  closer"
+    assert privacy.strip_private("no tags <b>at all</b>") == "no tags <b>at all</b>"
+
+
+def test_secret_names():
+    for name in ("DB_PASSWORD", "apiKey", "AWS_SECRET_ACCESS_KEY", "github_token", "client-secret", "PASSPHRASE"):
+        assert privacy.secret_name(name), name
+    for name in ("MAX_TOKENS", "tokenizer", "sort_key", "primary_key", "PWD", "input_tokens", "KEYBOARD"):
+        assert not privacy.secret_name(name), name
+
+
+@given(st.text())
+def test_clean_never_fails_and_is_idempotent(text):
+    once = privacy.clean(text)
+    assert privacy.clean(once) == once
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="<>"), max_size=200), st.text(max_size=50), st.text(max_size=50))
+def test_private_content_never_survives(secret, before, after):
+    cleaned = privacy.strip_private(f"{before}<private>{secret}</private>{after}")
+    assert "<private>" not in cleaned.lower()
+    if secret and secret not in before + after:
+        assert secret not in cleaned
+
+
+@given(st.sampled_from(SECRETS), st.sampled_from(["", "x ", "\n", "(", "'", '"', "= "]),
+       st.sampled_from(["", " y", "\n", ")", "'", '"', ",", ";"]))
+def test_secrets_are_found_whatever_surrounds_them(item, before, after):
+    _family, text, secret = item
+    assert secret not in privacy.redact(before + text + after)
+
+
+@given(st.sampled_from([40, 64, 32]).flatmap(lambda n: st.text(alphabet=HEX, min_size=n, max_size=n)))
+def test_hex_digests_pass(digest):
+    assert privacy.redact(f"sha {digest} ok") == f"sha {digest} ok"
+
+
+@given(st.uuids())
+def test_uuids_pass(value):
+    text = f"id={value} and {str(value).upper()}"
+    assert privacy.redact(text) == text
