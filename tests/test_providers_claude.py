@@ -273,3 +273,33 @@ def test_guard_variable_reaches_the_child(fake, data_dir, tmp_path) -> None:
         assert child_env()["CLAUDECODE"] == ""
     finally:
         del os.environ["CLAUDECODE"]
+
+
+def test_our_hooks_exit_at_once_inside_the_observer_child(data_dir, python) -> None:
+    payload = json.dumps({"session_id": "s1", "transcript_path": "/t", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit",
+                          "prompt": "should not be captured"})
+    env = {**os.environ, GUARD_VARIABLE: "1"}
+    done = subprocess.run([python, "-m", "claude_mem", "hook", "user-prompt"], input=payload, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == ""
+    assert not os.path.exists(os.path.join(str(data_dir), "claude-mem.db"))
+    control = {**os.environ, "CLAUDE_MEM_AUTOSTART": "false"}  # the same call without the guard captures
+    subprocess.run([python, "-m", "claude_mem", "hook", "user-prompt"], input=payload, env=control,
+                   capture_output=True, text=True, timeout=60)
+    assert os.path.exists(os.path.join(str(data_dir), "claude-mem.db"))
+
+
+def test_status_says_plainly_when_claude_cannot_work(cli, monkeypatch) -> None:
+    from click.testing import CliRunner
+
+    from claude_mem.cli import cli as group
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("CLAUDE_MEM_PROVIDER", "claude")
+    result = CliRunner().invoke(group, ["status"])
+    assert result.exit_code == 0, result.output
+    assert "claude cannot work" in result.output and "not logged in" in " ".join(result.output.split())
+    monkeypatch.setenv("CLAUDE_MEM_PROVIDER", "auto")
+    result = CliRunner().invoke(group, ["status", "--json"])
+    selected = json.loads(result.output)["observer"]["selected"]
+    assert selected["name"] == "offline" and "not logged in" in selected["reason"]

@@ -15,8 +15,11 @@ def status_report() -> dict[str, object]:
 
     from claude_mem.cli.worker import worker_report
 
-    return {"store": stats.store_report(settings.data_dir()), "observer": observer_report(settings.data_dir()),
-            "worker": worker_report()}
+    from claude_mem.observer.providers.auto import describe
+
+    observer = observer_report(settings.data_dir())
+    observer["selected"] = describe(settings.load())
+    return {"store": stats.store_report(settings.data_dir()), "observer": observer, "worker": worker_report()}
 
 
 @cli.command()
@@ -55,6 +58,10 @@ def status(as_json: bool) -> None:
     observer = report["observer"]
     out.print(f"observer: provider {observer['provider']}; queue " + ", ".join(
         f"{count} {state}" for state, count in observer["queue"].items()))
+    selected = observer["selected"]
+    out.print(f"observer in use: {selected['name']} ({selected['reason']})")
+    if not selected["ok"]:
+        out.print(f"  [red]{selected['name']} cannot work: {selected['detail']}[/red]")
     if observer["next_retry_at"]:
         out.print(f"  next retry at {observer['next_retry_at']}")
     for failure in observer["recent_failures"]:

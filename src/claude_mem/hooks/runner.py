@@ -180,6 +180,8 @@ def run_from_argv(argv: list[str]) -> int:
         cli.main(["hook", *argv], prog_name="claude-mem")
         return 0
     hook = argv[0]
+    if os.environ.get("CLAUDE_MEM_OBSERVER_CHILD"):
+        return 0  # inside our own observer's Claude Code child: never capture the observer itself
     if hook not in payload.HOOK_EVENTS:
         _stderr(hook, f"unknown hook (known: {', '.join(payload.HOOK_EVENTS)}); nothing captured")
         return 0

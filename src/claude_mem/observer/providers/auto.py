@@ -47,3 +47,25 @@ def choose(settings: Mapping[str, object], *, probe: bool = True) -> tuple[str, 
     if source:
         return "anthropic", f"auto: {claude_reason}; Anthropic key from {source}"
     return "offline", f"auto: {claude_reason} and no Anthropic key; observations are extracted without an LLM"
+
+
+def describe(settings: Mapping[str, object], *, probe: bool = True) -> dict[str, object]:
+    """The provider in use and whether it can work, in plain words (for `status` and `/health`)."""
+    name, reason = choose(settings, probe=probe)
+    ok, detail = True, ""
+    if name == "claude":
+        cli_path = str(settings.get("cli_path") or "")
+        cli = resolve_cli(cli_path)
+        if cli is None:
+            ok, detail = False, f"Claude Code CLI not found{' at ' + cli_path if cli_path else ''}"
+        elif probe:
+            ok, detail = auth_status(cli)
+        detail = detail or f"CLI {cli}"
+    elif name == "anthropic":
+        source = anthropic_key_source(settings)
+        ok, detail = bool(source), (f"key from {source}" if source else "no API key: set anthropic_api_key or ANTHROPIC_API_KEY")
+    elif name == "openai":
+        detail = f"{settings.get('openai_model')} at {settings.get('openai_base_url')}"
+    elif name == "offline":
+        detail = "no LLM: observations are extracted from the events directly"
+    return {"name": name, "ok": ok, "reason": reason, "detail": detail}
