@@ -44,7 +44,7 @@ _URL_PASSWORD = r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"]+:)([^\s@/'\"]+)(@)"
 # NAME=value, NAME: value, "name": "value", export NAME=value; the name decides (see secret_name).
 _ASSIGNMENT = (
     r"""(?<![A-Za-z0-9_.\-])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)\1([ \t]*[=:][ \t]*)"""
-    r"""("[^"\n]*"|'[^'\n]*'|[^\s"'`,;&|)}\]]+)"""
+    r"""(\\?"[^"\n]*"|\\?'[^'\n]*'|[^\s"'`,;&|)}\]\\]+)"""
 )
 # Upper-cased fragments one of which a secret name must contain (prefilter for _ASSIGNMENT).
 _NAME_HINTS = ("SECRET", "PASSW", "PASSPHRASE", "TOKEN", "KEY", "CREDENTIAL")

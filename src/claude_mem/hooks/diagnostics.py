@@ -16,7 +16,7 @@ LOG_MAX_BYTES = 1_000_000
 QUARANTINE_DIR = "quarantine"
 QUARANTINE_BYTES = 64 * 1024
 QUARANTINE_KEEP = 50
-_UNESCAPE = (("\\n", "\n"), ("\\r", "\r"), ("\\t", "\t"), ("\\u003c", "<"), ("\\u003e", ">"), ("\\/", "/"))
+_UNESCAPE = (("\\n", "\n"), ("\\r", "\r"), ("\\t", "\t"), ("\\u003c", "<"), ("\\u003e", ">"), ("\\/", "/"), ('\\"', '"'))
 
 
 def log_path(data_dir: str) -> str:

@@ -80,15 +80,31 @@ def _field(payload: dict, name: str, types: tuple, required: bool = False, defau
 
 def cut(text: str, limit: int) -> str:
     """`text` redacted and capped at `limit` chars: head and tail kept, the cut marked."""
+    # Private spans go first, over the whole text: a window could start inside one.
+    text = privacy.strip_private(text)
     if len(text) <= limit:
-        return privacy.clean(text)
+        return privacy.redact(text)
     head_len = max(limit * 2 // 3, 1)
     tail_len = max(limit - head_len, 0)
     removed = len(text) - head_len - tail_len
-    # Clean a margin beyond each kept part, then trim: a secret across the cut is still caught.
-    head = privacy.clean(text[: head_len + CUT_MARGIN])[:head_len]
-    tail = privacy.clean(text[len(text) - tail_len - CUT_MARGIN:])[-tail_len:] if tail_len else ""
+    head = _clean_window(text, head_len, from_end=False)
+    tail = _clean_window(text, tail_len, from_end=True) if tail_len else ""
     return head + CUT_MARK.format(removed) + tail
+
+
+def _clean_window(text: str, keep: int, from_end: bool) -> str:
+    """The first (or last) `keep` chars of the cleaned text, without cleaning all of it.
+
+    A window CUT_MARGIN longer than what is kept is cleaned, so a secret across the cut is still
+    recognised; when redactions shrink the window below that margin it grows and is cleaned again.
+    """
+    size = keep + CUT_MARGIN
+    while True:
+        window = text[-size:] if from_end else text[:size]
+        cleaned = privacy.redact(window)
+        if len(cleaned) >= keep + CUT_MARGIN or size >= len(text):
+            return cleaned[-keep:] if from_end else cleaned[:keep]
+        size += keep + CUT_MARGIN - len(cleaned) + CUT_MARGIN
 
 
 def _valid_text(text: str) -> str:
@@ -109,7 +125,7 @@ def scrub(value: object, limit: int) -> object:
     if isinstance(value, dict):
         result = {}
         for key, item in value.items():
-            key = _valid_text(str(key))
+            key = privacy.clean(_valid_text(str(key)))
             if isinstance(item, str) and privacy.secret_name(key) and privacy.secret_value(item):
                 result[key] = privacy.REDACTED.format("secret")
             else:
