@@ -32,17 +32,9 @@ def _order_sql(order: str, score: str, created: str) -> str:
     return f"{score} ASC, {created} DESC"
 
 
-def _observation_query(expression: str | None, filters: dict) -> tuple[str, str, list]:
-    """(select, from/where, args) for observations, with or without a MATCH."""
+def _observation_filters(filters: dict) -> tuple[list[str], list]:
+    """SQL conditions on `o` (observations) for every filter except the text match."""
     where, args = [], []
-    if expression:
-        source = "observations_fts JOIN observations o ON o.id = observations_fts.rowid"
-        where.append("observations_fts MATCH ?")
-        args.append(expression)
-        score = f"bm25(observations_fts, {OBSERVATION_WEIGHTS})"
-        snippet = "snippet(observations_fts, 2, '[', ']', '…', 12)"
-    else:
-        source, score, snippet = "observations o", "0.0", "substr(o.narrative, 1, 120)"
     if filters.get("project"):
         where.append("o.project = ?")
         args.append(filters["project"])
@@ -65,12 +57,90 @@ def _observation_query(expression: str | None, filters: dict) -> tuple[str, str,
     if filters.get("concept"):
         where.append("EXISTS (SELECT 1 FROM json_each(o.concepts) WHERE lower(value) = lower(?))")
         args.append(filters["concept"])
-    select = (
-        f"SELECT 'observation' AS kind, o.id AS id, '#' || o.id AS ref, o.created_at AS created_at,"
-        f" o.project AS project, o.type AS type, o.title AS title, o.subtitle AS subtitle,"
-        f" {snippet} AS snippet, {score} AS score, o.session_id AS session_id"
-    )
-    return select, f" FROM {source}" + (" WHERE " + " AND ".join(where) if where else ""), args
+    return where, args
+
+
+_OBSERVATION_SELECT = (
+    "SELECT 'observation' AS kind, o.id AS id, '#' || o.id AS ref, o.created_at AS created_at,"
+    " o.project AS project, o.type AS type, o.title AS title, o.subtitle AS subtitle,"
+    " substr(o.narrative, 1, 160) AS snippet, {score} AS score, o.session_id AS session_id"
+)
+_RANK = f"bm25(observations_fts, {OBSERVATION_WEIGHTS})"
+_FTS_JOIN = " FROM observations_fts CROSS JOIN observations o ON o.id = observations_fts.rowid"
+
+
+def _only_project(conn: sqlite3.Connection, project: str) -> bool:
+    """True when every observation belongs to `project` (two index lookups), so the filter is moot."""
+    low, high = conn.execute(
+        "SELECT (SELECT MIN(project) FROM observations), (SELECT MAX(project) FROM observations)"
+    ).fetchone()
+    return low == high == project
+
+
+def _observation_hits(conn: sqlite3.Connection, expression: str | None, filters: dict, order: str,
+                      want: int) -> tuple[int, list[dict]]:
+    """(total, the first `want` observations in `order`).
+
+    Relevance ranking reads the FTS index alone whenever it can: ranking its top candidates and
+    filtering those is exact as long as enough candidates survive the filters (otherwise the
+    full join runs), and it avoids a table lookup for every one of thousands of matches.
+    """
+    if expression and filters.get("project") and _only_project(conn, filters["project"]):
+        filters = {**filters, "project": None}
+    where, args = _observation_filters(filters)
+    condition = " AND ".join(where)
+    if not expression:
+        source, score = " FROM observations o", "0.0"
+        full_where, full_args = (" WHERE " + condition if where else ""), args
+    else:
+        source, score = _FTS_JOIN, _RANK
+        full_where = " WHERE observations_fts MATCH ?" + (" AND " + condition if where else "")
+        full_args = [expression, *args]
+    if expression and not where:
+        total = conn.execute("SELECT COUNT(*) FROM observations_fts WHERE observations_fts MATCH ?",
+                             (expression,)).fetchone()[0]
+    else:
+        total = conn.execute("SELECT COUNT(*)" + source + full_where, full_args).fetchone()[0]
+    select = _OBSERVATION_SELECT.format(score="score" if expression else "0.0")
+    if expression and order == "relevance":
+        candidates = want if not where else want * 4 + 100
+        ranked = (
+            f"WITH ranked AS (SELECT rowid AS rid, {_RANK} AS score FROM observations_fts"
+            " WHERE observations_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?) "
+        )
+        rows = _dicts(conn.execute(
+            ranked + select + " FROM ranked JOIN observations o ON o.id = ranked.rid"
+            + (" WHERE " + condition if where else "") + " ORDER BY score, o.id DESC LIMIT ?",
+            (expression, candidates, *args, want),
+        ))
+        if len(rows) == want or not where or total == len(rows):
+            return total, rows
+    select = _OBSERVATION_SELECT.format(score=score)
+    rows = _dicts(conn.execute(
+        select + source + full_where + f" ORDER BY {_order_sql(order, 'score', 'created_at')} LIMIT ?",
+        (*full_args, want),
+    ))
+    return total, rows
+
+
+def _dicts(cursor: sqlite3.Cursor) -> list[dict]:
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row)) for row in cursor]
+
+
+def _add_snippets(conn: sqlite3.Connection, expression: str, items: list[dict]) -> None:
+    """Highlighted snippets for the page only (snippet() is costly; never for every match)."""
+    ids = [item["id"] for item in items if item["kind"] == "observation"]
+    if not ids or not expression:
+        return
+    found = dict(conn.execute(
+        "SELECT rowid, snippet(observations_fts, 2, '[', ']', '…', 12) FROM observations_fts"
+        f" WHERE observations_fts MATCH ? AND rowid IN ({', '.join('?' for _ in ids)})",
+        (expression, *ids),
+    ).fetchall())
+    for item in items:
+        if item["kind"] == "observation" and found.get(item["id"]):
+            item["snippet"] = found[item["id"]]
 
 
 def _summary_query(expression: str, filters: dict) -> tuple[str, str, list]:
@@ -150,25 +220,25 @@ def search(
     if expression is None:
         order = "newest" if order == "relevance" else order
         kinds = ("observation",)
-    builders = [(_observation_query, "observation")]
-    if not (types or file or concept) and expression:
-        builders += [(_summary_query, "summary"), (_prompt_query, "prompt")]
     total, items = 0, []
-    for build, kind in builders:
+    if "observation" in kinds:
+        total, items = _observation_hits(conn, expression, filters, order, offset + limit)
+    extra = [(_summary_query, "summary"), (_prompt_query, "prompt")]
+    for build, kind in extra if expression and not (types or file or concept) else []:
         if kind not in kinds:
             continue
         select, source, args = build(expression, filters)
         total += conn.execute("SELECT COUNT(*)" + source, args).fetchone()[0]
-        cursor = conn.execute(
+        items.extend(_dicts(conn.execute(
             f"{select}{source} ORDER BY {_order_sql(order, 'score', 'created_at')} LIMIT ?", (*args, offset + limit)
-        )
-        names = [column[0] for column in cursor.description]
-        items.extend(dict(zip(names, row)) for row in cursor)
+        )))
     if order == "relevance":
         items.sort(key=lambda item: (item["score"], _desc(item["created_at"])))
     else:
         items.sort(key=lambda item: (item["created_at"], item["id"]), reverse=order == "newest")
-    return {"items": items[offset: offset + limit], "total": total, "match": expression or ""}
+    page = items[offset: offset + limit]
+    _add_snippets(conn, expression or "", page)
+    return {"items": page, "total": total, "match": expression or ""}
 
 
 def _desc(stamp: str) -> tuple:
