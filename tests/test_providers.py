@@ -228,3 +228,12 @@ def test_200_event_session_keeps_request_size_bounded(kind, fake_anthropic, fake
     assert "module_199" in text and "module_100" not in text  # old turns left the window...
     assert "Worked on src/module_150.py" in text  # ...but their titles stay in the recap
     assert len([m for m in last["messages"] if m["role"] == "user"]) == 5
+
+
+def test_token_bench_reports_batching_cheaper_per_event() -> None:
+    from bench.bench_observer_tokens import main
+
+    report = main([])
+    for name in ("session-edit", "synthetic-200"):
+        assert report[name]["batched"]["calls"] < report[name]["one_event_per_call"]["calls"]
+        assert 0 < report[name]["ratio"] < 1

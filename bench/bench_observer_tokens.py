@@ -1,0 +1,95 @@
+"""Observer input tokens per tool event: batched turns versus one event per call.
+
+Runs the real `anthropic` provider (bounded history) against the loopback fake Messages API, whose
+usage figure is a deterministic estimate (characters / 4) of everything the request carried. Two
+sessions: the recorded `session-edit` one (4 tool events) and a synthetic 200-event one. The
+baseline is one event per call, measured in the same run; `ratio` < 1 means batching is cheaper.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from claude_mem import settings as settings_module  # noqa: E402
+from claude_mem.observer.events import PendingEvent  # noqa: E402
+from claude_mem.observer.prompts import init_section, turn_prompt  # noqa: E402
+from claude_mem.observer.provider import SessionInfo  # noqa: E402
+from claude_mem.observer.providers.anthropic import AnthropicProvider  # noqa: E402
+from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
+
+ROOT = "/home/dev/proj"
+INFO = SessionInfo("bench", ROOT, user_request="edit hello.txt")
+
+
+def session_edit() -> list[PendingEvent]:
+    folder = os.path.join(REPO, "tests", "fixtures", "hook-payloads", "session-edit")
+    events = []
+    for n, name in enumerate(sorted(os.listdir(folder)), 1):
+        with open(os.path.join(folder, name), encoding="utf-8") as handle:
+            payload = json.load(handle)
+        if payload.get("hook_event_name") == "PostToolUse":
+            events.append(PendingEvent(n, 1, "tool", 1, payload))
+    return events
+
+
+def synthetic(count: int) -> list[PendingEvent]:
+    events = []
+    for n in range(count):
+        path = f"{ROOT}/src/pkg_{n % 17}/module_{n % 41}.py"
+        if n % 3 == 0:
+            payload = {"tool_name": "Edit", "tool_input": {"file_path": path, "old_string": f"value = {n}",
+                                                             "new_string": f"value = {n + 1}  # adjusted"}, "tool_response": {}}
+        elif n % 3 == 1:
+            payload = {"tool_name": "Bash", "tool_input": {"command": f"pytest -q tests/test_module_{n % 41}.py"},
+                       "tool_response": {"stdout": f"{n % 9 + 1} passed in 0.{n % 10}s", "stderr": ""}}
+        else:
+            payload = {"tool_name": "Read", "tool_input": {"file_path": path},
+                       "tool_response": {"file": {"content": "def handler(event):\n    return event\n" * 3}}}
+        events.append(PendingEvent(n + 1, 1, "tool", 1, payload))
+    return events
+
+
+async def measure(events: Sequence[PendingEvent], per_call: int, url: str) -> dict[str, float]:
+    values = dict(settings_module.DEFAULTS, anthropic_api_key="sk-bench", anthropic_base_url=url,
+                  observer_timeout_seconds=30)
+    provider = AnthropicProvider(values)
+    session = await provider.open(INFO)
+    total_in = total_out = calls = 0
+    for start in range(0, len(events), per_call):
+        opening = init_section(INFO, "2026-01-01") if start == 0 else ""
+        reply = await session.send(turn_prompt(events[start:start + per_call], root=ROOT, opening=opening))
+        total_in += reply.input_tokens
+        total_out += reply.output_tokens
+        calls += 1
+    await provider.aclose()
+    return {"calls": calls, "input_tokens": total_in, "output_tokens": total_out,
+            "input_tokens_per_event": round(total_in / len(events), 1)}
+
+
+def main(argv: list[str]) -> dict[str, object]:
+    batch = int(settings_module.DEFAULTS["batch_max_events"])  # type: ignore[call-overload]
+    report: dict[str, object] = {"method": "anthropic provider vs fake Messages API; tokens = request chars / 4",
+                                 "batch_max_events": batch}
+    with FakeAnthropic() as fake:
+        for name, events in (("session-edit", session_edit()), ("synthetic-200", synthetic(200))):
+            one = asyncio.run(measure(events, 1, fake.url))
+            batched = asyncio.run(measure(events, batch, fake.url))
+            report[name] = {
+                "events": len(events),
+                "one_event_per_call": one,
+                "batched": batched,
+                "ratio": round(batched["input_tokens_per_event"] / one["input_tokens_per_event"], 3),
+            }
+    return report
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(sys.argv[1:]), indent=2))
