@@ -182,3 +182,50 @@ def test_plugin_hook_with_system_python_builds_the_venv_in_the_background(autost
         os.path.join(data_dir, "venv") in " ".join(psutil.Process(state.pid).cmdline())
     assert open(os.path.join(data_dir, "venv", autostart.VENV_MARKER)).read().strip() == __version__
     assert "venv ready" in open(log, encoding="utf-8").read()
+
+
+def test_autostart_keeps_the_hook_path_light(autostart_on):
+    """With the worker running, the hook-side check imports nothing heavy (STYLE rule 5)."""
+    assert autostart.ensure_worker().startswith("spawned")
+    wait_for(lambda: control.state(str(autostart_on)).running, 30, "the worker")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from claude_mem.hooks.autostart import ensure_worker; "
+        "outcome = ensure_worker(); heavy = ('typing', 'dataclasses', 'logging', 'pathlib', 'subprocess', "
+        "'http.client', 'psutil', 'starlette', 'asyncio'); "
+        "print(outcome, [name for name in heavy if name in sys.modules])"
+    )
+    result = subprocess.run([sys.executable, "-I", "-S", "-c", code, os.path.join(REPO, "src")],
+                            capture_output=True, text=True, timeout=30,
+                            env={**os.environ, "CLAUDE_MEM_DATA_DIR": str(autostart_on)})
+    assert result.stdout.strip() == "running []", result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("reply", [b"", b"garbage", b"HTTP/1.1 200 OK\r\n\r\nnot json", b"HTTP/1.1 500 X\r\n\r\n{}",
+                                   b"HTTP/1.1 200 OK\r\n\r\n[1]", b"HTTP/1.1 200 OK\r\n\r\n{\"a\": 1}"])
+def test_health_probe_survives_any_reply(reply):
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+
+    def answer():
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(4096)
+            conn.sendall(reply)
+
+    thread = threading.Thread(target=answer)
+    thread.start()
+    try:
+        result = discovery.probe_health(server.getsockname()[1], timeout=5)
+    finally:
+        thread.join(timeout=10)
+        server.close()
+    assert result == ({"a": 1} if reply.endswith(b'{"a": 1}') else None)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    assert discovery.probe_health(port, timeout=1) is None

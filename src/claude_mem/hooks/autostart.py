@@ -8,13 +8,12 @@ becomes the worker; until it is ready, other hooks see the lock held and leave i
 """
 
 import os
-import signal
 import sys
 import time
 
 from claude_mem import __version__
 from claude_mem import settings as settings_module
-from claude_mem.worker import discovery, launch
+from claude_mem.worker import discovery
 
 HEALTH_TIMEOUT = 0.5
 WORKER_PACKAGES = ("starlette", "uvicorn", "psutil")
@@ -82,6 +81,10 @@ def _restart_once(directory: str, values: dict, info: dict, running_version: str
         pass
     with open(marker, "w", encoding="utf-8") as handle:
         handle.write(__version__ + "\n")
+    import signal
+
+    from claude_mem.worker import launch
+
     try:
         os.kill(info["pid"], signal.SIGTERM)
     except OSError:
@@ -100,6 +103,7 @@ def _spawn(directory: str, values: dict) -> str:
     fd = discovery.try_lock(directory)
     if fd is None:
         return "starting"  # a worker (or its venv build) holds the lock
+    from claude_mem.worker import launch  # subprocess costs milliseconds: only when spawning
     try:
         chosen = _worker_command(directory, values, fd)
         if chosen is None:
@@ -132,6 +136,8 @@ def venv_ready(directory: str) -> bool:
 
 def _worker_command(directory: str, values: dict, fd: int | None = None) -> tuple | None:
     """(argv, PYTHONPATH) of a worker this machine can run now, or None when a venv must be built."""
+    from claude_mem.worker import launch
+
     if has_worker_packages():
         checkout = os.path.exists(os.path.join(os.path.dirname(PACKAGE_PARENT), "pyproject.toml"))
         return launch.worker_argv(sys.executable, fd), PACKAGE_PARENT if checkout else None
@@ -147,6 +153,8 @@ def _bootstrap(directory: str, values: dict, fd: int) -> str:
             return "venv build failed recently; see logs/hooks.log"
     except OSError:
         pass
+    from claude_mem.worker import launch
+
     code = "import sys; sys.path.insert(0, sys.argv[1]); from claude_mem.hooks.autostart import bootstrap; " \
            "sys.exit(bootstrap(sys.argv[2], int(sys.argv[3])))"
     env = launch.scrubbed_env(dict(os.environ), str(values.get("anthropic_base_url") or ""))
@@ -183,6 +191,8 @@ def bootstrap(directory: str, lock_fd: int) -> int:
     with open(os.path.join(target, VENV_MARKER), "w", encoding="utf-8") as handle:
         handle.write(__version__ + "\n")
     log_line(directory, "venv ready in %.0f s; starting the worker" % (time.time() - started))
+    from claude_mem.worker import launch
+
     os.set_inheritable(lock_fd, True)
     argv = launch.worker_argv(venv_python(directory), lock_fd)
     os.execv(argv[0], argv)
