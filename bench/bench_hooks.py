@@ -1,0 +1,103 @@
+"""The post-tool hook, run exactly as hooks/hooks.json runs it, against a bare `python -c pass`.
+
+The hook command is taken from hooks/hooks.json (shell form, `${CLAUDE_PLUGIN_ROOT}` set to this
+checkout, `python3` resolved on PATH like Claude Code does) and fed a PostToolUse payload with a
+100 KB `tool_response`, a new `tool_use_id` each run so every run really inserts. Baseline: the
+same `python3` running `-c pass` through the same shell, interleaved run by run so machine noise
+hits both alike. Budget (DESIGN §11): hook median ≤ 2.5 × baseline median.
+
+Because `python3` may be a wrapper (a pyenv shim costs tens of ms) and `site` may import a lot
+(`.pth` files), the report also gives the same comparison with the resolved interpreter called
+directly, and the floor `python3 -I -S -c pass` that the hook's own flags start from.
+"""
+
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUDGET_RATIO = 2.5
+RESPONSE_BYTES = 100 * 1024
+
+
+def hook_command(hook: str = "post-tool") -> str:
+    with open(os.path.join(REPO, "hooks", "hooks.json"), encoding="utf-8") as handle:
+        config = json.load(handle)
+    for groups in config["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                if shlex.split(handler["command"])[-1] == hook:
+                    return handler["command"]
+    raise KeyError(hook)
+
+
+def payload(index: int) -> bytes:
+    path = os.path.join(REPO, "tests", "fixtures", "hook-payloads", "session-edit", "06-PostToolUse.Bash.json")
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    line = "drwxr-xr-x  2 dev dev 4096 Nov 22 01:34 some/path/file_name.py  # build output\n"
+    data["tool_response"]["stdout"] = (line * (RESPONSE_BYTES // len(line) + 1))[:RESPONSE_BYTES]
+    data["tool_use_id"] = f"toolu_bench_{index:06d}"
+    return json.dumps(data).encode()
+
+
+def timed(argv: list[str], stdin: bytes, env: dict) -> float:
+    started = time.perf_counter()
+    result = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
+    elapsed = (time.perf_counter() - started) * 1000
+    if result.returncode != 0 or result.stderr:
+        raise RuntimeError(f"{argv[:3]}… exited {result.returncode}: {result.stderr[-300:]!r}")
+    return elapsed
+
+
+def compare(hook_argv: list[str], base_argv: list[str], env: dict, runs: int, start: int) -> dict:
+    """Interleaved runs; returns medians, ratio and the raw spread."""
+    hook_ms, base_ms = [], []
+    for i in range(runs + 3):
+        h = timed(hook_argv, payload(start + i), env)
+        b = timed(base_argv, b"", env)
+        if i >= 3:  # warm-up: page cache, first database creation
+            hook_ms.append(h)
+            base_ms.append(b)
+    hook_median, base_median = statistics.median(hook_ms), statistics.median(base_ms)
+    return {
+        "hook_ms_median": round(hook_median, 2),
+        "baseline_ms_median": round(base_median, 2),
+        "ratio": round(hook_median / base_median, 3),
+        "hook_ms_p90": round(sorted(hook_ms)[int(len(hook_ms) * 0.9) - 1], 2),
+        "runs": runs,
+    }
+
+
+def main(argv: list[str]) -> dict:
+    runs = 10 if "--quick" in argv else 30
+    command = hook_command()
+    with tempfile.TemporaryDirectory(prefix="bench-hooks-") as data_dir:
+        env = {**os.environ, "CLAUDE_PLUGIN_ROOT": REPO, "CLAUDE_MEM_DATA_DIR": data_dir, "CLAUDE_MEM_AUTOSTART": "false"}
+        shell = ["/bin/sh", "-c"]
+        python3 = shlex.split(command)[0]
+        as_installed = compare(shell + [command], shell + [f"{python3} -c pass"], env, runs, 0)
+        real = subprocess.run([python3, "-c", "import sys; print(sys.executable)"], capture_output=True,
+                              text=True, env=env, timeout=60).stdout.strip()
+        direct = [real, *shlex.split(command.replace("${CLAUDE_PLUGIN_ROOT}", REPO))[1:]]
+        resolved = compare(direct, [real, "-c", "pass"], env, runs, 10_000)
+        floor = compare(direct, [real, "-I", "-S", "-c", "pass"], env, runs, 20_000)
+    return {
+        "command": command,
+        "interpreter": real,
+        "tool_response_bytes": RESPONSE_BYTES,
+        "budget_ratio": BUDGET_RATIO,
+        "as_installed": as_installed,
+        "resolved_interpreter": resolved,
+        "vs_isolated_no_site_floor": floor,
+        "within_budget": as_installed["ratio"] <= BUDGET_RATIO and resolved["ratio"] <= BUDGET_RATIO,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(sys.argv[1:]), indent=2))
