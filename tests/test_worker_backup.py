@@ -193,3 +193,32 @@ def test_snapshot_works_while_a_writer_holds_a_transaction(data_dir):
         writer.kill()
         writer.wait(timeout=10)
     assert session_ids(path) == {"s0", "s1"}
+
+
+def test_capture_rows_newer_than_the_backup_are_salvaged(data_dir):
+    make_db(data_dir, sessions=20)
+    backup.snapshot(str(data_dir), keep=5)
+    conn = db.connect(db.db_path(str(data_dir)))
+    conn.execute("INSERT INTO sessions (content_session_id, project, cwd) VALUES ('late', '/p', '/p')")
+    late = conn.execute("SELECT id FROM sessions WHERE content_session_id = 'late'").fetchone()[0]
+    conn.execute("INSERT INTO prompts (session_id, prompt_number, text) VALUES (?, 1, 'fix the bug')", (late,))
+    for key, status in (("late-tool", "claimed"), ("late-done", "done"), ("late-failed", "failed")):
+        conn.execute("INSERT INTO pending_events (event_key, session_id, kind, payload, status) "
+                     "VALUES (?, ?, 'tool', '{}', ?)", (key, late, status))
+    index_page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'sessions_project'").fetchone()[0]
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with open(db.db_path(str(data_dir)), "r+b") as handle:  # break an index only: the tables stay readable
+        handle.seek((index_page - 1) * page_size)
+        handle.write(b"\x0d" + b"\xee" * 64)
+
+    record = backup.recover_if_corrupt(str(data_dir))
+    assert record is not None and record["restored_from"]
+    assert record["salvaged"] == {"sessions": 1, "prompts": 1, "events": 2}
+    conn = sqlite3.connect(db.db_path(str(data_dir)))
+    events = dict(conn.execute("SELECT event_key, status FROM pending_events"))
+    assert events == {"late-tool": "pending", "late-failed": "failed"}
+    assert conn.execute("SELECT text FROM prompts").fetchall() == [("fix the bug",)]
+    assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    conn.close()

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from claude_mem.store import db
 from claude_mem.worker import discovery
+from claude_mem.worker.salvage import salvage_capture
 
 log = logging.getLogger("claude_mem.worker")
 
@@ -163,19 +164,24 @@ def recover_if_corrupt(data_dir: str) -> dict[str, object] | None:
     restored = newest_good_backup(data_dir)
     if restored is not None:
         install_copy(data_dir, restored)
+    try:
+        salvaged: dict[str, int] | str = salvage_capture(corrupt, path)
+    except Exception as exc:  # the corrupt copy may be beyond reading: the backup alone must do
+        salvaged = f"nothing readable ({type(exc).__name__}: {exc})"
     record: dict[str, object] = {
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "problem": problem,
         "corrupt_copy": corrupt,
         "restored_from": restored,
+        "salvaged": salvaged,
         "note": (
-            f"database restored from {os.path.basename(restored)}; events after it come back from the spool"
-            if restored else "no usable backup: started with an empty database"
+            f"database restored from {os.path.basename(restored)}; readable capture rows and the spool were kept"
+            if restored else "no usable backup: started with an empty database plus readable capture rows"
         ),
     }
     log.error(
-        "DATABASE CORRUPT (%s): moved to %s; %s", problem, corrupt,
-        f"restored newest good backup {restored}" if restored else "no usable backup, starting empty",
+        "DATABASE CORRUPT (%s): moved to %s; %s; salvaged %s", problem, corrupt,
+        f"restored newest good backup {restored}" if restored else "no usable backup, starting empty", salvaged,
     )
     recovery_path = os.path.join(data_dir, discovery.RECOVERY_FILENAME)
     with open(recovery_path + ".tmp", "w", encoding="utf-8") as handle:
