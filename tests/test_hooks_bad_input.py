@@ -5,8 +5,10 @@ import os
 import sqlite3
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from claude_mem.hooks import capture, diagnostics, runner
+from claude_mem.hooks import capture, diagnostics, payload, runner
 from hook_support import HOOKS, events, load, rows, run_hook
 
 GOOD = {
@@ -127,3 +129,49 @@ def test_quarantine_keeps_a_bounded_number_of_copies(data_dir):
     for _ in range(diagnostics.QUARANTINE_KEEP + 5):
         diagnostics.quarantine(str(data_dir), "post-tool", b"not json")
     assert len(os.listdir(data_dir / "quarantine")) == diagnostics.QUARANTINE_KEEP
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+FIELDS = st.fixed_dictionaries({}, optional={
+    "session_id": JSON | st.text(min_size=1), "cwd": JSON | st.just("/home/dev/proj"),
+    "hook_event_name": st.sampled_from(["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure",
+                                        "Stop", "SessionEnd", "PreToolUse"]) | JSON,
+    "prompt": JSON, "tool_name": JSON | st.just("Bash"), "tool_input": JSON, "tool_response": JSON,
+    "tool_use_id": JSON, "error": JSON, "is_interrupt": JSON, "duration_ms": JSON, "reason": JSON,
+    "last_assistant_message": JSON, "prompt_id": JSON, "source": JSON, "transcript_path": JSON,
+})
+
+
+@given(st.sampled_from(HOOKS), FIELDS)
+def test_parser_accepts_or_rejects_cleanly(hook, fields):
+    """Any JSON object: a record (JSON-serialisable, UTF-8 clean) or BadInput/Unregistered, nothing else."""
+    raw = json.dumps(fields).encode()
+    try:
+        record = payload.build_record(hook, payload.decode(raw), "/p", 200)
+    except (payload.BadInput, payload.Unregistered):
+        return
+    text = json.dumps(record, ensure_ascii=False)
+    text.encode("utf-8")
+    assert record["kind"] in ("session_start", "prompt", "tool", "tool_failure", "summarize", "session_end")
+    assert record["content_session_id"] == fields["session_id"]
+
+
+@given(st.binary(max_size=300))
+def test_decode_never_raises_anything_but_bad_input(raw):
+    try:
+        payload.decode(raw)
+    except payload.BadInput:
+        pass
+
+
+def test_lone_surrogates_are_stored_as_replacement_characters(data_dir):
+    raw = json.dumps(load(GOOD["post-tool"])).replace('"Bash"', '"Ba\\ud800sh"')
+    raw = raw.replace('"session_id": "', '"session_id": "\\udfff')
+    result = run_hook("post-tool", raw.encode())
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    [event] = events(data_dir)
+    assert event["payload"]["tool_name"] == "Ba?sh"

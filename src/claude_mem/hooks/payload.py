@@ -75,7 +75,7 @@ def _field(payload: dict, name: str, types: tuple, required: bool = False, defau
         return default
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
         raise BadInput(f"field {name!r} is a {type(value).__name__}")
-    return value
+    return _valid_text(value) if isinstance(value, str) else value
 
 
 def cut(text: str, limit: int) -> str:
