@@ -139,3 +139,19 @@ def test_private_turn_survives_a_spooled_prompt(data_dir):
     run_hook("user-prompt", {**prompt, "prompt": "a public prompt", "prompt_id": "next"})
     run_hook("post-tool", {**tool, "tool_use_id": "toolu_public"})
     assert [e["kind"] for e in events(data_dir)] == ["prompt", "tool"]
+
+
+def test_status_counts_spooled_and_quarantined(data_dir):
+    from click.testing import CliRunner
+
+    from claude_mem.cli import cli
+
+    with write_lock(data_dir, 30):
+        run_hook("post-tool", load("session-edit/06-PostToolUse.Bash.json"))
+    run_hook("post-tool", b"not json")
+    result = CliRunner().invoke(cli, ["status", "--json"])
+    assert result.exit_code == 0, result.output
+    capture = json.loads(result.output)["capture"]
+    assert (capture["spooled"], capture["quarantined"]) == (1, 1)
+    text = " ".join(CliRunner().invoke(cli, ["status"]).output.split())  # rich wraps long lines
+    assert "1 event(s) spooled" in text and "1 bad input(s) quarantined" in text

@@ -19,7 +19,10 @@ def status_report() -> dict[str, object]:
 
     observer = observer_report(settings.data_dir())
     observer["selected"] = describe(settings.load())
-    return {"store": stats.store_report(settings.data_dir()), "observer": observer, "worker": worker_report()}
+    from claude_mem.hooks.diagnostics import capture_report
+
+    return {"store": stats.store_report(settings.data_dir()), "observer": observer, "worker": worker_report(),
+            "capture": capture_report(settings.data_dir())}
 
 
 @cli.command()
@@ -55,6 +58,10 @@ def status(as_json: bool) -> None:
     table.add_row("observations", str(counts["observations"]))
     table.add_row("summaries", str(counts["summaries"]))
     out.print(table)
+    capture = report["capture"]
+    if capture["spooled"] or capture["quarantined"]:
+        out.print(f"capture: {capture['spooled']} event(s) spooled (the worker ingests them), "
+                  f"{capture['quarantined']} bad input(s) quarantined; see {capture['hooks_log']}", markup=False)
     observer = report["observer"]
     out.print(f"observer: provider {observer['provider']}; queue " + ", ".join(
         f"{count} {state}" for state, count in observer["queue"].items()))

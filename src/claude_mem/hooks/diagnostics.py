@@ -93,3 +93,12 @@ def prune(data_dir: str) -> None:
             os.unlink(os.path.join(directory, name))
         except OSError:
             pass
+
+
+def capture_report(data_dir: str) -> dict[str, object]:
+    """What `status` shows about capture: spooled records waiting for the worker, quarantined input."""
+    from claude_mem.hooks import spool
+
+    quarantine_dir = os.path.join(data_dir, QUARANTINE_DIR)
+    quarantined = len(os.listdir(quarantine_dir)) if os.path.isdir(quarantine_dir) else 0
+    return {"spooled": spool.count(data_dir), "quarantined": quarantined, "hooks_log": log_path(data_dir)}
