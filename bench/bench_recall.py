@@ -117,7 +117,8 @@ def bench_hook(data_dir: str, project: str, runs: int) -> dict:
     hook = [sys.executable, "-I", "-S", os.path.join(REPO, "scripts", "hook.py"), "session-start"]
     bare = [sys.executable, "-c", "pass"]
     out = subprocess.run(hook, input=payload, env=env, capture_output=True, timeout=60, check=True).stdout
-    shown = json.loads(out)["hookSpecificOutput"]["additionalContext"].count("\n#")
+    text = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    shown = sum(1 for line in text.splitlines() if line[:1] == "#" and line[1:2].isdigit())
     hook_ms, bare_ms = [], []
     for _ in range(runs):  # interleaved, so noise hits both alike
         bare_ms.append(run_ms(bare, env))
