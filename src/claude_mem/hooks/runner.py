@@ -80,8 +80,6 @@ def _store(data_dir: str, record: dict, hook: str) -> tuple[str, object]:
 
     outcome: "stored", "duplicate" (nothing new), or "spooled".
     """
-    import sqlite3
-
     from claude_mem.hooks.capture import apply_record
     from claude_mem.store import db
 
@@ -97,7 +95,7 @@ def _store(data_dir: str, record: dict, hook: str) -> tuple[str, object]:
                 conn.execute("ROLLBACK")
             raise
         return ("stored" if added else "duplicate"), conn
-    except (sqlite3.Error, OSError) as exc:
+    except Exception as exc:  # noqa: BLE001 - busy, locked, damaged or anything else: never lose the event
         if conn is not None:
             conn.close()
         from claude_mem.hooks import spool
