@@ -14,8 +14,8 @@ import pytest
 from claude_mem import settings as settings_module
 from claude_mem.observer.provider import AuthError, ProviderError, RateLimited, SessionInfo
 from claude_mem.observer.providers import REGISTRY, choose
-from claude_mem.observer.providers.cli import GUARD_VARIABLE, bundled_cli, resolve_cli
-from tests.conftest import require
+from claude_mem.observer.providers.cli import GUARD_VARIABLE, resolve_cli
+import claude_support
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.server import Fault
 
@@ -24,21 +24,12 @@ pytestmark = pytest.mark.timeout(240)
 
 
 def cli_env(url: str) -> dict[str, str]:
-    return {
-        "ANTHROPIC_BASE_URL": url,
-        "ANTHROPIC_API_KEY": KEY,
-        "CLAUDE_CODE_MAX_RETRIES": "1",
-        "DISABLE_TELEMETRY": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "ENABLE_TOOL_SEARCH": "false",
-    }
+    return claude_support.cli_env(url, key=KEY)
 
 
 @pytest.fixture
 def cli() -> str:
-    path = bundled_cli()
-    require(path is not None, "claude-agent-sdk's bundled Claude Code CLI is not installed")
-    return path  # type: ignore[return-value]
+    return claude_support.claude_cli()
 
 
 @pytest.fixture
