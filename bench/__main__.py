@@ -1,4 +1,7 @@
-"""`python -m bench [NAME…]`: run every benchmark (or the named ones) and print one JSON report."""
+"""`python -m bench [NAME…] [--quick]`: run every benchmark (or the named ones), print one JSON report.
+
+Options (words starting with `--`) are passed to every benchmark's `main`.
+"""
 
 import importlib
 import json
@@ -10,7 +13,8 @@ import bench
 
 def main(argv: list[str]) -> int:
     available = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules(bench.__path__) if m.name.startswith("bench_"))
-    wanted = argv or available
+    options = [arg for arg in argv if arg.startswith("--")]
+    wanted = [arg for arg in argv if not arg.startswith("--")] or available
     unknown = [name for name in wanted if name not in available]
     if unknown:
         print(f"unknown benchmark(s): {', '.join(unknown)}; available: {', '.join(available)}", file=sys.stderr)
@@ -18,7 +22,7 @@ def main(argv: list[str]) -> int:
     report = {}
     for name in wanted:
         print(f"running bench {name} …", file=sys.stderr, flush=True)
-        report[name] = importlib.import_module(f"bench.bench_{name}").main([])
+        report[name] = importlib.import_module(f"bench.bench_{name}").main(options)
     print(json.dumps(report, indent=2))
     return 0
 
