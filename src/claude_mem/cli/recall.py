@@ -17,6 +17,7 @@ from claude_mem.cli.output import console, emit_json
 from claude_mem.recall import context as session_context
 from claude_mem.recall import forget as forgetting
 from claude_mem.recall.common import RecallError, display_map, resolve_project
+from claude_mem.recall.present import RECORD_FIELDS, ref, when
 from claude_mem.recall.records import get_many
 from claude_mem.recall.remember import remember as store_note
 from claude_mem.recall.search import KINDS, ORDERS, search as run_search
@@ -45,11 +46,6 @@ def opened() -> Iterator[sqlite3.Connection]:
         yield conn
     finally:
         conn.close()
-
-
-def when(stamp: str | None) -> str:
-    moment = session_context.local_time(stamp or "")
-    return moment.strftime("%Y-%m-%d %H:%M") if moment else str(stamp or "")
 
 
 def one_line(value: object, limit: int = 90) -> Text:
@@ -131,16 +127,9 @@ def search(query: str, project: str | None, types: str | None, since: str | None
 def render_record(item: dict, names: dict[str, str]) -> None:
     out = console()
     kind = item["kind"]
-    ref = {"observation": "#", "summary": "S", "prompt": "P"}[kind] + str(item["id"])
-    out.print(Text(f"{ref} {item.get('type', kind)} · {when(item['created_at'])} · "
+    out.print(Text(f"{ref(kind, item['id'])} {item.get('type', kind)} · {when(item['created_at'])} · "
                    f"{names.get(item.get('project'), item.get('project'))}", style="bold"))
-    if kind == "observation":
-        fields = ["title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified", "fetch_count"]
-    elif kind == "summary":
-        fields = ["request", "investigated", "learned", "completed", "next_steps", "files_read", "files_edited", "notes"]
-    else:
-        fields = ["text", "prompt_number", "content_session_id"]
-    for name in fields:
+    for name in RECORD_FIELDS[kind]:
         value = item.get(name)
         if value in (None, "", []):
             continue

@@ -1,6 +1,7 @@
 """What the recall library shares: its error, time and project parsing, row → dict."""
 
 import json
+import os
 import re
 import sqlite3
 from datetime import datetime, timedelta, timezone
@@ -67,7 +68,8 @@ def resolve_project(conn: sqlite3.Connection, value: str | None) -> str | None:
     by_name = {name: key for key, name in projects.display_names(keys).items()}
     if value in by_name:
         return by_name[value]
-    root = projects.project_root(value)
+    # Only an existing path can lie inside a project; a mistyped name must not resolve to the cwd's.
+    root = projects.project_root(value) if os.path.exists(value) else None
     if root in keys:
         return root
     matches = [key for key in keys if key.rstrip("/").endswith("/" + value.strip("/"))]

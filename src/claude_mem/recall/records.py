@@ -45,8 +45,11 @@ def get_prompt(conn: sqlite3.Connection, prompt_id: int) -> dict | None:
     return row_dict(cursor, row) if row else None
 
 
-def get_many(conn: sqlite3.Connection, refs: Iterable[str]) -> list[dict]:
-    """Records for refs like `12`, `#12`, `S3`, `P7`, each tagged with its `kind`; RecallError on an unknown one."""
+def fetch(conn: sqlite3.Connection, refs: Iterable[str]) -> tuple[list[dict], list[str]]:
+    """(records for refs like `12`, `#12`, `S3`, `P7`, each tagged with its `kind`; the refs not found).
+
+    Observations found count one fetch each. RecallError when a ref does not parse or none is given.
+    """
     parsed = [parse_ref(ref) for ref in refs]
     if not parsed:
         raise RecallError("no id given")
@@ -63,6 +66,12 @@ def get_many(conn: sqlite3.Connection, refs: Iterable[str]) -> list[dict]:
             missing.append({"observation": "#", "summary": "S", "prompt": "P"}[kind] + str(row_id))
         else:
             result.append({"kind": kind, **item})
+    return result, missing
+
+
+def get_many(conn: sqlite3.Connection, refs: Iterable[str]) -> list[dict]:
+    """Records for refs like `12`, `#12`, `S3`, `P7`, each tagged with its `kind`; RecallError on an unknown one."""
+    result, missing = fetch(conn, refs)
     if missing:
         raise RecallError(f"unknown id(s): {', '.join(missing)}")
     return result

@@ -1,0 +1,60 @@
+"""How recall results read as text, shared by the CLI and the MCP server.
+
+Rows are one line each (`#12 2026-11-20 14:30 bugfix Title`); full records list their fields
+in a fixed order. Everything stored passes through `sanitize.clean`, so text that reaches a
+model stays data: single-line fields, no markup that could pose as system or hook text.
+"""
+
+from claude_mem.recall.context import local_time
+from claude_mem.recall.sanitize import clean
+
+REF_PREFIX = {"observation": "#", "summary": "S", "prompt": "P"}
+RECORD_FIELDS = {
+    "observation": ("title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified",
+                    "fetch_count"),
+    "summary": ("request", "investigated", "learned", "completed", "next_steps", "files_read", "files_edited",
+                "notes"),
+    "prompt": ("text", "prompt_number", "content_session_id"),
+}
+TITLE_CHARS = 110
+FIELD_CHARS = 4000
+ITEM_CHARS = 300
+
+
+def ref(kind: str, row_id: int) -> str:
+    """`#12`, `S3` or `P7`."""
+    return REF_PREFIX[kind] + str(row_id)
+
+
+def when(stamp: str | None) -> str:
+    """A stored UTC timestamp as local `YYYY-MM-DD HH:MM` (the raw text if it does not parse)."""
+    moment = local_time(stamp or "")
+    return moment.strftime("%Y-%m-%d %H:%M") if moment else str(stamp or "")
+
+
+def row_line(item: dict, project_name: str | None = None, marker: str = "") -> str:
+    """One compact line for a search or timeline row; `project_name` adds a `[name]` column."""
+    parts = [marker + item["ref"], when(item["created_at"]), clean(item.get("type"), 12)]
+    if project_name is not None:
+        parts.append(f"[{clean(project_name, 60)}]")
+    parts.append(clean(item.get("title"), TITLE_CHARS) or "(untitled)")
+    return " ".join(part for part in parts if part)
+
+
+def record_lines(item: dict, project_name: str) -> list[str]:
+    """A full observation, summary or prompt (as `records.fetch` returns it) as text lines."""
+    kind = item["kind"]
+    head = f"{ref(kind, item['id'])} {clean(item.get('type', kind), 12)} · {when(item['created_at'])} · " \
+           f"project {clean(project_name, 80)}"
+    lines = [head]
+    for name in RECORD_FIELDS[kind]:
+        value = item.get(name)
+        if value in (None, "", []):
+            continue
+        label = name.replace("_", " ")
+        if isinstance(value, list):
+            lines.append(f"{label}:")
+            lines.extend(f"  - {clean(entry, ITEM_CHARS)}" for entry in value)
+        else:
+            lines.append(f"{label}: {clean(value, FIELD_CHARS)}")
+    return lines
