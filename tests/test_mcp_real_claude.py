@@ -1,0 +1,50 @@
+"""The plugin's MCP server inside the REAL Claude Code CLI (bundled with claude-agent-sdk), offline
+against the fake Messages API: the CLI starts it from `.mcp.json`, offers its tools to the model
+under their plugin names, calls one, and sends the plain-text result back to the model."""
+
+import json
+
+import pytest
+
+from claude_support import run_claude
+from fakes.anthropic_api import FakeAnthropic
+from mcp_support import make_data_dir_venv, seed
+
+PREFIX = "mcp__plugin_claude-mem_claude-mem__"
+
+
+@pytest.mark.slow
+def test_claude_code_offers_and_calls_the_memory_tools(data_dir, tmp_path):
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    seeded = seed(data_dir, str(project), str(tmp_path / "billing"))
+    # The plugin runs `python3 scripts/mcp_server.py`; whichever python3 is on PATH, the server
+    # finds `mcp` there or in the data dir's venv (built here the way the hooks' bootstrap leaves it).
+    make_data_dir_venv(data_dir)
+    # -p mode refuses a tool that is not allowed; the user's settings allow ours.
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": [PREFIX + "search"]}}))
+    with FakeAnthropic() as fake:
+        result = run_claude("please search memory for spool ingest", fake.url, str(project), str(home),
+                            {"CLAUDE_MEM_AUTOSTART": "false"})
+        bodies = [request.body for request in fake.posts("/v1/messages") if isinstance(request.body, dict)]
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout)["result"] == "Done: scenario finished after 1 tool call(s)"
+    main = [body for body in bodies if body.get("tools")]
+    tool_names = {tool.get("name") for tool in main[0]["tools"]}
+    assert {PREFIX + "search", PREFIX + "timeline", PREFIX + "get_observations"} <= tool_names
+    search_tool = next(tool for tool in main[0]["tools"] if tool.get("name") == PREFIX + "search")
+    assert "Step 1 of 3" in search_tool["description"]
+    assert search_tool["input_schema"]["properties"]["limit"]["maximum"] == 100
+    # The server's instructions reach the model.
+    assert any("Use it in three steps, cheapest first" in json.dumps(body) for body in main)
+    # The tool result — our plain text, not JSON — is in the request after the call.
+    results = [block for body in main for message in body["messages"] if isinstance(message.get("content"), list)
+               for block in message["content"] if isinstance(block, dict) and block.get("type") == "tool_result"]
+    assert results, "the model's search call produced no tool_result"
+    content = results[-1]["content"]
+    shown = content if isinstance(content, str) else "\n".join(part.get("text", "") for part in content)
+    assert not results[-1].get("is_error"), shown
+    assert shown.startswith('Search "spool ingest" in project shop:')
+    assert f"#{seeded['detailed']} " in shown and "Spool files are renamed before ingest" in shown

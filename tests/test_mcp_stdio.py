@@ -1,0 +1,114 @@
+"""The MCP server as a real subprocess over stdio: `python -m`, `claude-mem mcp`, and the plugin's
+launcher with every interpreter it may find (one with `mcp`, the data dir's venv, neither)."""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import REPO, require
+from mcp_support import make_data_dir_venv, seed
+
+LAUNCHER = os.path.join(REPO, "scripts", "mcp_server.py")
+SRC = os.path.join(REPO, "src")
+
+
+@pytest.fixture
+def project(tmp_path):
+    path = tmp_path / "shop"
+    (path / ".git").mkdir(parents=True)
+    return str(path)
+
+
+def server_env(data_dir, **extra: str) -> dict[str, str]:
+    """What a stdio server gets: a small inherited environment (the SDK passes few variables) plus ours."""
+    return {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "CLAUDE_MEM_DATA_DIR": str(data_dir), **extra}
+
+
+def session(command: str, args: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], str, str]:
+    """Tool names, the search result and the get_observations result of one stdio session."""
+    async def run() -> tuple[list[str], str, str]:
+        params = StdioServerParameters(command=command, args=args, env=env, cwd=cwd)
+        async with Client(params, read_timeout_seconds=60) as client:
+            names = sorted(tool.name for tool in (await client.list_tools()).tools)
+            found = await client.call_tool("search", {"query": "spool ingest"})
+            detail = await client.call_tool("get_observations", {"ids": [16]})
+            assert not found.is_error and not detail.is_error
+            return names, found.content[0].text, detail.content[0].text
+
+    return asyncio.run(asyncio.wait_for(run(), timeout=90))
+
+
+def check(result: tuple[list[str], str, str]) -> None:
+    names, found, detail = result
+    assert names == ["get_observations", "search", "timeline"]
+    assert found.startswith('Search "spool ingest" in project shop:') and "#16 " in found
+    assert detail.splitlines()[1] == "title: Spool files are renamed before ingest so no line is read twice"
+
+
+@pytest.mark.slow
+def test_python_m_over_stdio(data_dir, project):
+    seed(data_dir, project, project + "-other")
+    check(session(sys.executable, ["-m", "claude_mem.mcp_server"], server_env(data_dir), project))
+
+
+@pytest.mark.slow
+def test_claude_mem_mcp_over_stdio(data_dir, project, tmp_path):
+    seed(data_dir, project, project + "-other")
+    entry = os.path.join(os.path.dirname(sys.executable), "claude-mem")
+    require(os.path.exists(entry), "the claude-mem entry point is not installed in this environment")
+    # CLAUDE_PROJECT_DIR names the project even when the server runs elsewhere.
+    check(session(entry, ["mcp"], server_env(data_dir, CLAUDE_PROJECT_DIR=project), str(tmp_path)))
+
+
+@pytest.mark.slow
+def test_launcher_runs_with_an_interpreter_that_has_mcp(data_dir, project):
+    seed(data_dir, project, project + "-other")
+    check(session(sys.executable, [LAUNCHER], server_env(data_dir), project))
+
+
+@pytest.mark.slow
+def test_launcher_falls_back_to_the_data_dir_venv(data_dir, project):
+    """`-S` leaves this interpreter without site-packages, like a bare system python3: the launcher
+    must exec the venv the hooks built, running this checkout's code."""
+    seed(data_dir, project, project + "-other")
+    make_data_dir_venv(data_dir)
+    probe = subprocess.run([sys.executable, "-S", "-c", "import mcp"], capture_output=True, timeout=30)
+    assert probe.returncode != 0
+    check(session(sys.executable, ["-S", LAUNCHER], server_env(data_dir), project))
+
+
+def test_launcher_without_mcp_or_venv_explains_in_one_line(data_dir, project):
+    result = subprocess.run([sys.executable, "-S", LAUNCHER], env=server_env(data_dir), cwd=project,
+                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("claude-mem: the MCP server needs the `mcp` package")
+    assert os.path.join(str(data_dir), "venv") in lines[0]
+
+
+def test_launcher_refuses_an_old_python_in_one_line():
+    """The guard runs before anything else; an old interpreter is emulated by its version tuple."""
+    code = "import sys; sys.version_info = (3, 9, 18); exec(compile(open(sys.argv[1]).read(), sys.argv[1], 'exec'))"
+    result = subprocess.run([sys.executable, "-c", code, LAUNCHER], capture_output=True, text=True, timeout=30,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == "claude-mem: the MCP server needs Python >= 3.11 as python3 (found 3.9)\n"
+
+
+def test_the_plugin_declares_the_server():
+    with open(os.path.join(REPO, ".mcp.json"), encoding="utf-8") as handle:
+        config = json.load(handle)
+    assert list(config["mcpServers"]) == ["claude-mem"]  # with plugin "claude-mem": mcp__plugin_claude-mem_claude-mem__*
+    server = config["mcpServers"]["claude-mem"]
+    assert server["command"] == "python3"
+    assert server["args"] == ["${CLAUDE_PLUGIN_ROOT}/scripts/mcp_server.py"]
+    with open(os.path.join(REPO, ".claude-plugin", "plugin.json"), encoding="utf-8") as handle:
+        assert json.load(handle)["name"] == "claude-mem"
+    assert os.path.exists(LAUNCHER)
+    # A script named like the SDK would shadow it: sys.path[0] is the script's own directory.
+    assert not os.path.exists(os.path.join(REPO, "scripts", "mcp.py"))
