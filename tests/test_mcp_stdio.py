@@ -14,7 +14,6 @@ from conftest import REPO, require
 from mcp_support import make_data_dir_venv, seed
 
 LAUNCHER = os.path.join(REPO, "scripts", "mcp_server.py")
-SRC = os.path.join(REPO, "src")
 
 
 @pytest.fixture

@@ -64,13 +64,13 @@ def here() -> str:
 @contextmanager
 def opened() -> Iterator[sqlite3.Connection | None]:
     """A connection of this call's own (None when no database exists yet); store errors → tool errors."""
+    path = db.db_path(settings.data_dir())
+    if not os.path.exists(path):  # nothing captured yet; a read must not create the database
+        yield None
+        return
     try:
-        path = db.db_path(settings.data_dir())
-        if not os.path.exists(path):
-            yield None
-            return
         conn = db.connect(path, BUSY_MS)
-    except (settings.SettingsError, sqlite3.Error, OSError) as exc:
+    except (sqlite3.Error, OSError) as exc:
         raise ToolError(f"claude-mem cannot open its memory database: {exc}") from exc
     try:
         yield conn
