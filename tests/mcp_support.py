@@ -11,7 +11,6 @@ from typing import Any
 from mcp import Client
 from mcp.types import CallToolResult
 
-from claude_mem import __version__
 from claude_mem.hooks import autostart
 from claude_mem.mcp_server.server import build_server
 from claude_mem.store import db
@@ -78,6 +77,6 @@ def make_data_dir_venv(data_dir: object) -> str:
     with open(os.path.join(purelib, "test-packages.pth"), "w", encoding="utf-8") as handle:
         handle.write(sysconfig.get_paths()["purelib"] + "\n")
     with open(os.path.join(target, autostart.VENV_MARKER), "w", encoding="utf-8") as handle:
-        handle.write(__version__ + "\n")
+        handle.write(autostart.venv_stamp() + "\n")
     assert autostart.venv_ready(str(data_dir))
     return python

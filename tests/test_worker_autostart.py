@@ -180,7 +180,7 @@ def test_plugin_hook_with_system_python_builds_the_venv_in_the_background(autost
                      900 if IN_CI else 600, "the venv build and the worker")
     assert psutil.Process(state.pid).exe().startswith(os.path.join(data_dir, "venv")) or \
         os.path.join(data_dir, "venv") in " ".join(psutil.Process(state.pid).cmdline())
-    assert open(os.path.join(data_dir, "venv", autostart.VENV_MARKER)).read().strip() == __version__
+    assert open(os.path.join(data_dir, "venv", autostart.VENV_MARKER)).read().strip() == autostart.venv_stamp()
     assert "venv ready" in open(log, encoding="utf-8").read()
 
 
@@ -229,3 +229,18 @@ def test_health_probe_survives_any_reply(reply):
     port = closed.getsockname()[1]
     closed.close()
     assert discovery.probe_health(port, timeout=1) is None
+
+
+def test_a_venv_built_from_other_dependencies_is_not_ready(data_dir):
+    """A venv from before a dependency was added (same version, other pyproject) gets rebuilt."""
+    python = os.path.join(data_dir, "venv", "bin", "python")
+    os.makedirs(os.path.dirname(python))
+    open(python, "w").close()
+    marker = os.path.join(data_dir, "venv", autostart.VENV_MARKER)
+    with open(marker, "w") as handle:
+        handle.write(__version__ + "\n")  # the stamp of a build that predates the pyproject digest
+    assert not autostart.venv_ready(data_dir)
+    with open(marker, "w") as handle:
+        handle.write(autostart.venv_stamp() + "\n")
+    assert autostart.venv_ready(data_dir)
+    assert autostart.venv_stamp().startswith(__version__ + " ")

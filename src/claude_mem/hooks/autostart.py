@@ -126,10 +126,23 @@ def venv_python(directory: str) -> str:
     return os.path.join(directory, VENV_DIRNAME, "bin", "python")
 
 
+def venv_stamp() -> str:
+    """What the venv was built from: our version and the checkout's pyproject.toml (its dependencies),
+    so a venv built before a dependency was added is rebuilt rather than half-working."""
+    from claude_mem.hooks.digest import sha256_hex
+
+    try:
+        with open(os.path.join(os.path.dirname(PACKAGE_PARENT), "pyproject.toml"), "rb") as handle:
+            project = sha256_hex(handle.read())[:16]
+    except OSError:
+        project = "no-pyproject"
+    return "%s %s" % (__version__, project)
+
+
 def venv_ready(directory: str) -> bool:
     try:
         with open(os.path.join(directory, VENV_DIRNAME, VENV_MARKER), encoding="utf-8") as handle:
-            return handle.read().strip() == __version__ and os.path.exists(venv_python(directory))
+            return handle.read().strip() == venv_stamp() and os.path.exists(venv_python(directory))
     except OSError:
         return False
 
@@ -189,7 +202,7 @@ def bootstrap(directory: str, lock_fd: int) -> int:
         log_line(directory, "venv build failed: %s %s" % (exc, detail.decode("utf-8", "replace")[-2000:]))
         return _bootstrap_failed(directory)
     with open(os.path.join(target, VENV_MARKER), "w", encoding="utf-8") as handle:
-        handle.write(__version__ + "\n")
+        handle.write(venv_stamp() + "\n")
     log_line(directory, "venv ready in %.0f s; starting the worker" % (time.time() - started))
     from claude_mem.worker import launch
 
