@@ -6,23 +6,20 @@ from rich.table import Table
 from claude_mem import settings
 from claude_mem.cli import cli
 from claude_mem.cli.output import console, emit_json, human_bytes
+from claude_mem.cli.worker import describe_report, worker_report
+from claude_mem.hooks.diagnostics import capture_report
+from claude_mem.observer.providers.auto import describe
+from claude_mem.observer.report import observer_report
 from claude_mem.store import db, migrations, stats
 
 
 def status_report() -> dict[str, object]:
-    """Everything `status` knows; other modules (worker, observer) add their sections here."""
-    from claude_mem.observer.report import observer_report
-
-    from claude_mem.cli.worker import worker_report
-
-    from claude_mem.observer.providers.auto import describe
-
-    observer = observer_report(settings.data_dir())
+    """Everything `status` knows: the store, capture problems, the observer and the worker."""
+    directory = settings.data_dir()
+    observer = observer_report(directory)
     observer["selected"] = describe(settings.load())
-    from claude_mem.hooks.diagnostics import capture_report
-
-    return {"store": stats.store_report(settings.data_dir()), "observer": observer, "worker": worker_report(),
-            "capture": capture_report(settings.data_dir())}
+    return {"store": stats.store_report(directory), "capture": capture_report(directory),
+            "observer": observer, "worker": worker_report()}
 
 
 @cli.command()
@@ -63,10 +60,8 @@ def status(as_json: bool) -> None:
         out.print(f"capture: {capture['spooled']} event(s) spooled (the worker ingests them), "
                   f"{capture['quarantined']} bad input(s) quarantined; see {capture['hooks_log']}", markup=False)
     observer = report["observer"]
-    out.print(f"observer: provider {observer['provider']}; queue " + ", ".join(
-        f"{count} {state}" for state, count in observer["queue"].items()))
     selected = observer["selected"]
-    out.print(f"observer in use: {selected['name']} ({selected['reason']})")
+    out.print(f"observer: {selected['name']} ({selected['reason']})", markup=False)
     if not selected["ok"]:
         out.print(f"  [red]{selected['name']} cannot work: {selected['detail']}[/red]")
     if observer["next_retry_at"]:
@@ -74,8 +69,6 @@ def status(as_json: bool) -> None:
     for failure in observer["recent_failures"]:
         out.print(f"  failed #{failure['id']} {failure['kind']} after {failure['attempts']} attempt(s): "
                   f"{str(failure['last_error'] or '')[:160]}  (`claude-mem queue retry {failure['id']}`)")
-    from claude_mem.cli.worker import describe_report
-
     for line in describe_report(report["worker"]):
         out.print(line, markup=False)
 

@@ -34,7 +34,8 @@ def describe_report(report: dict) -> list[str]:  # type: ignore[type-arg]
         for name, problem in (health.get("problems") or {}).items():
             lines.append(f"  problem in {name}: {problem}")
     else:
-        lines.append(f"worker: not running ({report['reason']})")
+        reason = report["reason"]
+        lines.append("worker: not running" + (f" ({reason})" if reason and reason != "not running" else ""))
         lines.append(f"  data dir: {report['data_dir']}")
     recovery = report.get("recovery")
     if recovery:
