@@ -206,9 +206,11 @@ def test_timeout_kills_the_child_and_the_next_send_starts_a_new_one(fake, data_d
         after = await session.send(batch(3, "after.py", "true"))
         ids = list(session.session_ids)
         await provider.aclose()
-        return caught.value, after, ids
+        # The timed-out child's actor was still closing it: aclose() waited for it to finish.
+        return caught.value, after, ids, all(task.done() for task in provider.tasks)
 
-    raised, after, ids = asyncio.run(go())
+    raised, after, ids, actors_finished = asyncio.run(go())
+    assert actors_finished
     assert raised.retryable and "after.py" in after.text
     assert len(ids) == 2
     out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, timeout=10).stdout

@@ -228,6 +228,9 @@ class ClaudeProvider:
         self.sessions: list[ClaudeObserverSession] = []
         self.changed = asyncio.Condition()
         self.stderr_tail: deque[str] = deque(maxlen=STDERR_LINES)
+        # Every actor task until it has finished, including ones still closing their CLI child
+        # after a failed turn: aclose() waits for them so no child outlives the provider.
+        self.tasks: set[asyncio.Task[None]] = set()
 
     def options(self, session: ClaudeObserverSession) -> ClaudeAgentOptions:
         os.makedirs(self.workdir, exist_ok=True)
@@ -262,6 +265,8 @@ class ClaudeProvider:
             session.busy = True
             if session.actor is None:
                 session.actor = ClientActor(self.options(session), self.timeout)
+                self.tasks.add(session.actor.task)
+                session.actor.task.add_done_callback(self.tasks.discard)
         try:
             yield
         finally:
@@ -299,3 +304,7 @@ class ClaudeProvider:
     async def aclose(self) -> None:
         for session in list(self.sessions):
             await session.close()
+        if self.tasks:
+            # Actors of failed turns close their child on their own; let them finish the SDK's
+            # terminate/kill escalation instead of being cancelled half-way when the loop stops.
+            await asyncio.wait(set(self.tasks), timeout=CLOSE_TIMEOUT + 5)
