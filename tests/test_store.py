@@ -214,3 +214,26 @@ def test_corrupt_file_is_a_database_error(tmp_path):
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(sqlite3.DatabaseError):
         db.connect(str(path))
+
+
+def test_transaction_commits_or_rolls_back(conn):
+    with db.transaction(conn):
+        add_session(conn, "kept")
+    with pytest.raises(RuntimeError):
+        with db.transaction(conn):
+            add_session(conn, "dropped")
+            raise RuntimeError("boom")
+    assert not conn.in_transaction
+    assert [r[0] for r in conn.execute("SELECT content_session_id FROM sessions")] == ["kept"]
+
+
+def test_transaction_takes_the_write_lock_up_front(tmp_path):
+    path = str(tmp_path / "lock.db")
+    holder = db.connect(path)
+    holder.execute("BEGIN IMMEDIATE")
+    waiter = db.connect(path, busy_timeout_ms=50)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with db.transaction(waiter):
+            pass  # never reached: BEGIN IMMEDIATE itself waits for the lock, then gives up
+    assert not waiter.in_transaction
+    holder.execute("ROLLBACK")

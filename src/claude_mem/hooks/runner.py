@@ -86,14 +86,8 @@ def _store(data_dir: str, record: dict, hook: str) -> tuple[str, object]:
     conn = None
     try:
         conn = db.connect(db.db_path(data_dir), busy_timeout_ms=db.HOOK_BUSY_MS)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with db.transaction(conn):
             added = apply_record(conn, record)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
         return ("stored" if added else "duplicate"), conn
     except Exception as exc:  # noqa: BLE001 - busy, locked, damaged or anything else: never lose the event
         if conn is not None:

@@ -12,6 +12,8 @@ import os
 import sqlite3
 import time
 
+from claude_mem.store import db
+
 SPOOL_DIR = "spool"
 SUFFIX = ".jsonl"
 CLAIMED = ".ingesting"
@@ -101,13 +103,8 @@ def ingest(conn: sqlite3.Connection, data_dir: str) -> int:
             except FileNotFoundError:
                 continue  # another ingest took it
         records, damaged = read_records(claimed)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with db.transaction(conn):
             added += sum(1 for record in records if apply_record(conn, record))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         if damaged:
             from claude_mem.hooks import diagnostics
 

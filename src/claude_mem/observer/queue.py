@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 
 from claude_mem.observer.events import PendingEvent
+from claude_mem.store import db
 
 ENDS_BATCH = ("summarize", "session_end")
 
@@ -73,8 +74,7 @@ def claim_batch(
     """Claim the next eligible session's batch, or None when nothing is due."""
     now = time.time() if now is None else now
     stamp = iso(now)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction(conn):
         expire_leases(conn, max_attempts, now)
         head = conn.execute(
             "SELECT e.session_id FROM pending_events e WHERE e.status = 'pending'"
@@ -84,8 +84,7 @@ def claim_batch(
             " ORDER BY e.id LIMIT 1", (stamp,),
         ).fetchone()
         if head is None:
-            conn.execute("COMMIT")
-            return None
+            return None  # commits the lease expiry above
         session = conn.execute(
             "SELECT id, content_session_id, project, COALESCE(cwd, '') FROM sessions WHERE id = ?", (head[0],),
         ).fetchone()
@@ -108,10 +107,6 @@ def claim_batch(
             "UPDATE pending_events SET status = 'claimed', lease_until = ?, attempts = attempts + 1 WHERE id = ?",
             [(lease, event.id) for event in events],
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     events = [PendingEvent(**{**e.__dict__, "attempts": e.attempts + 1}) for e in events]
     return Batch(session_id=session[0], content_session_id=session[1], project=session[2], cwd=session[3],
                  events=tuple(events), lease=lease)
@@ -134,8 +129,7 @@ def fail_batch(
     now = time.time() if now is None else now
     where, params = _ours(batch)
     error = error[:2000]
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction(conn):
         failed = 0
         if burn:
             failed = conn.execute(
@@ -151,47 +145,32 @@ def fail_batch(
                 "UPDATE pending_events SET status = 'pending', attempts = ?, last_error = ?, lease_until = NULL,"
                 " next_attempt_at = ? WHERE id = ?", (attempts, error, iso(now + wait), event_id),
             )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return {"failed": failed, "requeued": len(rows)}
 
 
 def release_batch(conn: sqlite3.Connection, batch: Batch) -> int:
     """Give an unfinished batch back untouched (shutdown): pending again, attempt not counted."""
     where, params = _ours(batch)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction(conn):
         count = conn.execute(
             f"UPDATE pending_events SET status = 'pending', lease_until = NULL,"
             f" attempts = MAX(0, attempts - 1) WHERE {where}", params,
         ).rowcount
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return count
 
 
 def release_stale_claims(conn: sqlite3.Connection) -> int:
     """At worker start (single instance): every claim left is from a dead worker; requeue it now."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction(conn):
         count = conn.execute(
             "UPDATE pending_events SET status = 'pending', lease_until = NULL WHERE status = 'claimed'"
         ).rowcount
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return count
 
 
 def retry(conn: sqlite3.Connection, ids: list[int] | None = None) -> int:
     """Requeue failed events (all, or those in `ids`; a pending one in backoff becomes due now)."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction(conn):
         sql = ("UPDATE pending_events SET status = 'pending', attempts = 0, next_attempt_at = NULL,"
                " lease_until = NULL, processed_at = NULL WHERE ")
         if ids is None:
@@ -200,10 +179,6 @@ def retry(conn: sqlite3.Connection, ids: list[int] | None = None) -> int:
             count = 0
             for event_id in ids:
                 count += conn.execute(sql + "id = ? AND status IN ('failed', 'pending')", (event_id,)).rowcount
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return count
 
 

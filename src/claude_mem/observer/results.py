@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from claude_mem.observer.parser import ParsedObservation, ParsedReply
 from claude_mem.observer.provider import Reply
 from claude_mem.observer.queue import Batch, iso
+from claude_mem.store import db
 
 log = logging.getLogger("claude_mem.observer")
 
@@ -72,14 +73,12 @@ def store_batch(conn: sqlite3.Connection, batch: Batch, parsed: ParsedReply, rep
     now = iso()
     marks = ",".join("?" * len(batch.events))
     prompt_number = _prompt_number(batch)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction(conn):
         ours = conn.execute(
             f"SELECT COUNT(*) FROM pending_events WHERE id IN ({marks}) AND status = 'claimed' AND lease_until = ?",
             [*batch.ids, batch.lease],
         ).fetchone()[0]
-        if ours != len(batch.events):
-            conn.execute("ROLLBACK")
+        if ours != len(batch.events):  # nothing written yet: leaving the block writes nothing
             log.warning("batch %s of session %s lost its lease; results discarded", batch.ids, batch.content_session_id)
             return None
         for obs in parsed.observations:
@@ -139,10 +138,6 @@ def store_batch(conn: sqlite3.Connection, batch: Batch, parsed: ParsedReply, rep
         stored.observations = [_row(conn, "observations", OBSERVATION_COLUMNS, int(o["_id"]))
                                for o in stored.observations]
         stored.summaries = [_row(conn, "summaries", SUMMARY_COLUMNS, int(s["_id"])) for s in stored.summaries]
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return stored
 
 
@@ -157,16 +152,11 @@ def _title_from_first_summary(conn: sqlite3.Connection, session_id: int) -> None
 def mark_idle_sessions(conn: sqlite3.Connection, idle_hours: float, now: float | None = None) -> list[str]:
     """Active sessions silent for `idle_hours` become `interrupted`; returns their content ids."""
     cutoff = iso((time.time() if now is None else now) - idle_hours * 3600)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction(conn):
         ids = [row[0] for row in conn.execute(
             "SELECT content_session_id FROM sessions WHERE status = 'active' AND last_activity_at < ?", (cutoff,))]
         conn.execute("UPDATE sessions SET status = 'interrupted' WHERE status = 'active' AND last_activity_at < ?",
                      (cutoff,))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return ids
 
 

@@ -263,18 +263,13 @@ def last_injection(conn: sqlite3.Connection, content_session_id: str) -> str | N
 def record_injection(conn: sqlite3.Connection, content_session_id: str, key: str, cwd: str, at: str) -> bool:
     """Remember when this session last received context (a capture-table write); False if busy."""
     try:
-        conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError:
-        return False
-    try:
-        conn.execute(
-            "INSERT INTO sessions (content_session_id, project, cwd, last_injected_at) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT (content_session_id) DO UPDATE SET last_injected_at = excluded.last_injected_at",
-            (content_session_id, key, cwd, at),
-        )
-        conn.execute("COMMIT")
+        with db.transaction(conn):
+            conn.execute(
+                "INSERT INTO sessions (content_session_id, project, cwd, last_injected_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (content_session_id) DO UPDATE SET last_injected_at = excluded.last_injected_at",
+                (content_session_id, key, cwd, at),
+            )
     except sqlite3.Error:
-        conn.execute("ROLLBACK")
         return False
     return True
 

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from claude_mem.recall.common import RecallError
+from claude_mem.store import db
 from claude_mem.store.migrations import FTS_COLUMNS
 
 BACKUP_PATTERN = "claude-mem-*.db"
@@ -115,13 +116,8 @@ def scrub(conn: sqlite3.Connection) -> None:
 
 def apply(conn: sqlite3.Connection, target: dict) -> None:
     """Delete in one transaction, then scrub."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction(conn):
         _delete(conn, target)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     scrub(conn)
 
 

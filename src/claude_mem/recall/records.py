@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from claude_mem.recall.common import RecallError, parse_ref, row_dict
+from claude_mem.store import db
 
 
 def get_observations(conn: sqlite3.Connection, ids: Iterable[int], count_fetch: bool = True) -> list[dict]:
@@ -17,13 +18,8 @@ def get_observations(conn: sqlite3.Connection, ids: Iterable[int], count_fetch: 
         return []
     marks = ", ".join("?" for _ in wanted)
     if count_fetch:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with db.transaction(conn):
             conn.execute(f"UPDATE observations SET fetch_count = fetch_count + 1 WHERE id IN ({marks})", wanted)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
     cursor = conn.execute(f"SELECT * FROM observations WHERE id IN ({marks})", wanted)
     found = {item["id"]: item for item in (row_dict(cursor, row) for row in cursor.fetchall())}
     return [found[i] for i in wanted if i in found]

@@ -5,6 +5,7 @@ import re
 import sqlite3
 
 from claude_mem.recall.common import RecallError, row_dict
+from claude_mem.store import db
 from claude_mem.store.migrations import OBSERVATION_TYPES
 
 MAX_TEXT_CHARS = 20_000
@@ -37,8 +38,7 @@ def remember(
         raise RecallError(f"unknown type {kind!r} (known: {', '.join(OBSERVATION_TYPES)})")
     heading = " ".join((title or "").split()) or default_title(body)
     digest = content_hash(kind, heading, body)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with db.transaction(conn):
         existing = conn.execute(
             "SELECT id FROM observations WHERE session_id IS NULL AND project = ? AND content_hash = ?",
             (project, digest),
@@ -52,9 +52,5 @@ def remember(
             ).lastrowid
         else:
             row_id = existing[0]
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     cursor = conn.execute("SELECT * FROM observations WHERE id = ?", (row_id,))
     return {**row_dict(cursor, cursor.fetchone()), "created": created}

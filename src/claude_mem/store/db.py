@@ -61,5 +61,34 @@ def connect_readonly(path: str, busy_timeout_ms: int = WORKER_BUSY_MS) -> sqlite
     return conn
 
 
+class transaction:
+    """`with transaction(conn):` runs the block in `BEGIN IMMEDIATE` … `COMMIT`, or rolls it back.
+
+    IMMEDIATE takes the write lock up front (waiting up to the connection's busy timeout), so a
+    writer never fails half-way on a lock upgrade. A class, not `contextlib`: the hooks use it too.
+    """
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
+        if exc_type is None:
+            try:
+                self.conn.execute("COMMIT")
+                return
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+
 def schema_version(conn: sqlite3.Connection) -> int:
     return conn.execute("PRAGMA user_version").fetchone()[0]

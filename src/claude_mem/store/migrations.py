@@ -204,19 +204,13 @@ def migrate(conn: sqlite3.Connection, target: int | None = None) -> list[str]:
     target = len(MIGRATIONS) if target is None else target
     done: list[str] = []
     for version, migration in enumerate(MIGRATIONS[:target], start=1):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with db.transaction(conn):
             _ensure_record_table(conn)
             current = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
             if current >= version:
-                conn.execute("COMMIT")
-                continue
+                continue  # another opener applied it meanwhile
             migration(conn)
             conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, migration.__name__))
             conn.execute(f"PRAGMA user_version = {version}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         done.append(migration.__name__)
     return done

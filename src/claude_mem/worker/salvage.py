@@ -48,45 +48,40 @@ def salvage_capture(corrupt_path: str, target_path: str) -> dict[str, int]:
         return counts
     target = db.connect(target_path)
     try:
-        target.execute("BEGIN IMMEDIATE")
-        new_id: dict[int, int] = {}
-        for old_id, content_session_id, project, cwd, status, started_at, last_activity_at in sessions:
-            if not content_session_id or not project:
-                continue
-            counts["sessions"] += target.execute(
-                "INSERT OR IGNORE INTO sessions (content_session_id, project, cwd, status, started_at, last_activity_at) "
-                "VALUES (?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')), "
-                "coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
-                (content_session_id, project, cwd, status if status in ("active", "completed", "failed", "interrupted")
-                 else "active", started_at, last_activity_at),
-            ).rowcount
-            row = target.execute("SELECT id FROM sessions WHERE content_session_id = ?", (content_session_id,)).fetchone()
-            new_id[old_id] = row[0]
-        for session_id, prompt_number, text, private, created_at in prompts:
-            if session_id in new_id and text is not None:
-                counts["prompts"] += target.execute(
-                    "INSERT OR IGNORE INTO prompts (session_id, prompt_number, text, private, created_at) "
-                    "VALUES (?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
-                    (new_id[session_id], prompt_number, text, private or 0, created_at),
+        with db.transaction(target):
+            new_id: dict[int, int] = {}
+            for old_id, content_session_id, project, cwd, status, started_at, last_activity_at in sessions:
+                if not content_session_id or not project:
+                    continue
+                counts["sessions"] += target.execute(
+                    "INSERT OR IGNORE INTO sessions (content_session_id, project, cwd, status, started_at, last_activity_at) "
+                    "VALUES (?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')), "
+                    "coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
+                    (content_session_id, project, cwd, status if status in ("active", "completed", "failed", "interrupted")
+                     else "active", started_at, last_activity_at),
                 ).rowcount
-        for event_key, session_id, kind, prompt_number, payload, status, attempts, last_error, created_at in events:
-            if session_id not in new_id or not event_key or payload is None:
-                continue
-            try:
-                counts["events"] += target.execute(
-                    "INSERT OR IGNORE INTO pending_events (event_key, session_id, kind, prompt_number, payload, status, "
-                    "attempts, last_error, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
-                    (event_key, new_id[session_id], kind, prompt_number, payload,
-                     "failed" if status == "failed" else "pending", attempts or 0, last_error, created_at),
-                ).rowcount
-            except sqlite3.IntegrityError:  # a kind this schema does not know: not ours to invent
-                continue
-        target.execute("COMMIT")
-    except BaseException:
-        if target.in_transaction:
-            target.execute("ROLLBACK")
-        raise
+                row = target.execute("SELECT id FROM sessions WHERE content_session_id = ?", (content_session_id,)).fetchone()
+                new_id[old_id] = row[0]
+            for session_id, prompt_number, text, private, created_at in prompts:
+                if session_id in new_id and text is not None:
+                    counts["prompts"] += target.execute(
+                        "INSERT OR IGNORE INTO prompts (session_id, prompt_number, text, private, created_at) "
+                        "VALUES (?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
+                        (new_id[session_id], prompt_number, text, private or 0, created_at),
+                    ).rowcount
+            for event_key, session_id, kind, prompt_number, payload, status, attempts, last_error, created_at in events:
+                if session_id not in new_id or not event_key or payload is None:
+                    continue
+                try:
+                    counts["events"] += target.execute(
+                        "INSERT OR IGNORE INTO pending_events (event_key, session_id, kind, prompt_number, payload, status, "
+                        "attempts, last_error, created_at) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
+                        (event_key, new_id[session_id], kind, prompt_number, payload,
+                         "failed" if status == "failed" else "pending", attempts or 0, last_error, created_at),
+                    ).rowcount
+                except sqlite3.IntegrityError:  # a kind this schema does not know: not ours to invent
+                    continue
     finally:
         target.close()
     return counts
