@@ -22,6 +22,10 @@ class RecallError(ValueError):
     """Bad input to a recall function (unknown id, bad date, empty text): one clear line."""
 
 
+class UnknownRecord(RecallError):
+    """The input is well-formed but names nothing stored (an id, a session, a search with no match)."""
+
+
 def iso_utc(moment: datetime) -> str:
     """A datetime in the store's timestamp format (UTC, milliseconds, `Z`)."""
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"

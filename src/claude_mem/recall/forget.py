@@ -12,7 +12,7 @@ import os
 import sqlite3
 from collections.abc import Iterable
 
-from claude_mem.recall.common import RecallError
+from claude_mem.recall.common import RecallError, UnknownRecord
 from claude_mem.store import db
 from claude_mem.store.migrations import FTS_COLUMNS
 
@@ -26,7 +26,7 @@ def _session_row(conn: sqlite3.Connection, session: str) -> tuple[int, str]:
     if row is None and session.isdigit():
         row = conn.execute("SELECT id, content_session_id FROM sessions WHERE id = ?", (int(session),)).fetchone()
     if row is None:
-        raise RecallError(f"unknown session {session!r}")
+        raise UnknownRecord(f"unknown session {session!r}")
     return row[0], row[1]
 
 
@@ -48,7 +48,7 @@ def plan(
         ).fetchall()
         missing = sorted(set(wanted) - {row[0] for row in rows})
         if missing:
-            raise RecallError(f"unknown observation id(s): {', '.join(f'#{i}' for i in missing)}")
+            raise UnknownRecord(f"unknown observation id(s): {', '.join(f'#{i}' for i in missing)}")
         events = conn.execute(
             f"SELECT DISTINCT e.event_key FROM observation_sources src JOIN pending_events e ON e.id = src.event_id"
             f" WHERE src.observation_id IN ({marks}) AND NOT EXISTS (SELECT 1 FROM observation_sources other"

@@ -7,7 +7,7 @@ does not touch FTS.
 import sqlite3
 from collections.abc import Iterable
 
-from claude_mem.recall.common import RecallError, parse_ref, row_dict
+from claude_mem.recall.common import RecallError, UnknownRecord, parse_ref, row_dict
 from claude_mem.store import db
 
 
@@ -69,5 +69,5 @@ def get_many(conn: sqlite3.Connection, refs: Iterable[str]) -> list[dict]:
     """Records for refs like `12`, `#12`, `S3`, `P7`, each tagged with its `kind`; RecallError on an unknown one."""
     result, missing = fetch(conn, refs)
     if missing:
-        raise RecallError(f"unknown id(s): {', '.join(missing)}")
+        raise UnknownRecord(f"unknown id(s): {', '.join(missing)}")
     return result

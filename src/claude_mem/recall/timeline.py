@@ -8,7 +8,7 @@ unless a project is given.
 import re
 import sqlite3
 
-from claude_mem.recall.common import RecallError, parse_ref, parse_time
+from claude_mem.recall.common import RecallError, UnknownRecord, parse_ref, parse_time
 from claude_mem.recall.search import search
 
 MAX_SIDE = 200
@@ -37,7 +37,7 @@ def _anchor_row(conn: sqlite3.Connection, kind: str, row_id: int) -> dict:
         row = conn.execute(f"SELECT created_at, project FROM {_TABLES[kind]} WHERE id = ?", (row_id,)).fetchone()
     if row is None:
         prefix = {"observation": "#", "summary": "S", "prompt": "P"}[kind]
-        raise RecallError(f"no {kind} {prefix}{row_id}")
+        raise UnknownRecord(f"no {kind} {prefix}{row_id}")
     return {"kind": kind, "id": row_id, "created_at": row[0], "project": row[1]}
 
 
@@ -53,7 +53,7 @@ def resolve_anchor(conn: sqlite3.Connection, anchor: str, project: str | None = 
         return {"kind": "time", "id": None, "created_at": parse_time(text), "project": project}
     found = search(conn, text, project=project, limit=1)["items"]
     if not found:
-        raise RecallError(f"nothing matches {text!r}" + (" in this project" if project else ""))
+        raise UnknownRecord(f"nothing matches {text!r}" + (" in this project" if project else ""))
     return _anchor_row(conn, "observation", found[0]["id"])
 
 

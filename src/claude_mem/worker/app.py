@@ -13,7 +13,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from claude_mem.worker import routes_settings
+from claude_mem.recall.common import RecallError, UnknownRecord
+from claude_mem.worker import routes_memory, routes_queue, routes_search, routes_settings, routes_stream
 from claude_mem.worker.context import WorkerContext
 from claude_mem.worker.health import health_report
 from claude_mem.worker.security import SecurityMiddleware
@@ -33,6 +34,11 @@ def error_response(status: int, message: str, code: str | None = None) -> JSONRe
 async def http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     return error_response(exc.status_code, str(exc.detail))
+
+
+async def recall_error(request: Request, exc: Exception) -> Response:
+    """Input the recall library refused: 404 when it names nothing stored, else 400."""
+    return error_response(404 if isinstance(exc, UnknownRecord) else 400, str(exc))
 
 
 async def internal_error(request: Request, exc: Exception) -> Response:
@@ -57,13 +63,15 @@ def create_app(ctx: WorkerContext, services: list[Service] | None = None,
         finally:
             await stop_services(started)
 
-    routes: list[BaseRoute] = [Route("/health", health, methods=["GET"]), *routes_settings.ROUTES,
-                               *(extra_routes or [])]
+    routes: list[BaseRoute] = [
+        Route("/health", health, methods=["GET"]), *routes_settings.ROUTES, *routes_memory.ROUTES,
+        *routes_search.ROUTES, *routes_queue.ROUTES, *routes_stream.ROUTES, *(extra_routes or []),
+    ]
     port_of: Callable[[], int] = lambda: ctx.port  # noqa: E731
     app = Starlette(
         routes=routes,
         middleware=[Middleware(SecurityMiddleware, port_of=port_of)],
-        exception_handlers={HTTPException: http_error, Exception: internal_error},
+        exception_handlers={HTTPException: http_error, RecallError: recall_error, Exception: internal_error},
         lifespan=lifespan,
     )
     app.state.ctx = ctx

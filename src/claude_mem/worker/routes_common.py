@@ -1,0 +1,162 @@
+"""What every API route shares: strict query parameters, JSON bodies, and SQLite off the event loop.
+
+Routes raise `HTTPException` (or let `RecallError` through); `app.py` turns both into
+`{"error": {"code", "message"}}` with the right status, in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+
+from claude_mem.recall.common import RecallError, parse_time, resolve_project
+from claude_mem.recall.search import MAX_LIMIT
+from claude_mem.store import db
+from claude_mem.store.migrations import OBSERVATION_TYPES
+from claude_mem.worker.context import WorkerContext
+
+T = TypeVar("T")
+MAX_BODY = 64 * 1024
+MAX_IDS = MAX_LIMIT
+PAGING = ("limit", "offset")
+_ID = re.compile(r"[0-9]{1,18}")
+
+
+def ctx_of(request: Request) -> WorkerContext:
+    return request.app.state.ctx  # type: ignore[no-any-return]
+
+
+def params(request: Request, allowed: Iterable[str]) -> dict[str, str]:
+    """The query parameters, refusing any the route does not know (a typo must not pass silently)."""
+    known = set(allowed)
+    unknown = sorted(set(request.query_params) - known)
+    if unknown:
+        raise HTTPException(400, f"unknown query parameter(s) {', '.join(unknown)}"
+                                 f" (this route takes: {', '.join(sorted(known)) or 'none'})")
+    return {key: value for key, value in request.query_params.items()}
+
+
+def integer(query: dict[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = query.get(name)
+    if raw is None or raw == "":
+        return default
+    if not re.fullmatch(r"-?[0-9]{1,18}", raw.strip()):
+        raise HTTPException(400, f"{name} must be an integer {low}..{high}, not {raw[:40]!r}")
+    value = int(raw)
+    if not low <= value <= high:
+        raise HTTPException(400, f"{name} must be {low}..{high}, not {value}")
+    return value
+
+
+def paging(query: dict[str, str], default_limit: int = 20, max_limit: int = MAX_LIMIT) -> tuple[int, int]:
+    return integer(query, "limit", default_limit, 1, max_limit), integer(query, "offset", 0, 0, 10**9)
+
+
+def choice(query: dict[str, str], name: str, options: Iterable[str], default: str | None = None) -> str | None:
+    value = query.get(name) or default
+    options = tuple(options)
+    if value is not None and value not in options:
+        raise HTTPException(400, f"{name} must be one of {', '.join(options)}, not {value[:40]!r}")
+    return value
+
+
+def types(query: dict[str, str]) -> tuple[str, ...]:
+    """`type=bugfix,decision` → the observation types, each one known."""
+    wanted = tuple(part.strip() for part in (query.get("type") or "").split(",") if part.strip())
+    unknown = sorted(set(wanted) - set(OBSERVATION_TYPES))
+    if unknown:
+        raise HTTPException(400, f"unknown type(s) {', '.join(unknown)} (known: {', '.join(OBSERVATION_TYPES)})")
+    return wanted
+
+
+def times(query: dict[str, str]) -> tuple[str | None, str | None]:
+    """`since` and `until` checked up front, so a bad one is named in the error."""
+    for name in ("since", "until"):
+        if query.get(name):
+            try:
+                parse_time(query[name])
+            except RecallError as exc:
+                raise HTTPException(400, f"{name}: {exc}") from exc
+    return query.get("since") or None, query.get("until") or None
+
+
+def row_id(raw: str, what: str = "observation") -> int:
+    if not _ID.fullmatch(raw or ""):
+        raise HTTPException(400, f"not an {what} id: {raw[:40]!r} (a positive integer)")
+    return int(raw)
+
+
+def project(conn: sqlite3.Connection, value: str | None) -> str | None:
+    """A project key from a key, display name or path; an absolute key with nothing stored yet is kept."""
+    if not value:
+        return None
+    try:
+        return resolve_project(conn, value)
+    except RecallError:
+        if value.startswith("/"):
+            return value
+        raise
+
+
+async def json_body(request: Request) -> object:
+    """The request's JSON body: 415 unless JSON, 413 when over `MAX_BODY`, 400 when unreadable."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        raise HTTPException(415, "send a JSON body with Content-Type: application/json")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise HTTPException(413, f"request body over {MAX_BODY} bytes")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise HTTPException(413, f"request body over {MAX_BODY} bytes")
+    try:
+        return json.loads(body)
+    except ValueError as exc:
+        raise HTTPException(400, f"not JSON: {exc}") from exc
+
+
+def id_list(value: object, name: str = "ids") -> list[int]:
+    """A non-empty JSON list of positive integer ids (at most `MAX_IDS`)."""
+    if not isinstance(value, list) or not value:
+        raise HTTPException(400, f"{name} must be a non-empty list of ids")
+    if len(value) > MAX_IDS:
+        raise HTTPException(400, f"at most {MAX_IDS} {name} per request")
+    if not all(isinstance(item, int) and not isinstance(item, bool) and item > 0 for item in value):
+        raise HTTPException(400, f"{name} must be positive integers")
+    return list(value)
+
+
+async def reading(request: Request, work: Callable[[sqlite3.Connection], T]) -> T:
+    """Run `work` on a read-only connection of its own, in a thread (the event loop stays free)."""
+    path = ctx_of(request).db_path
+
+    def run() -> T:
+        conn = db.connect_readonly(path) or db.connect(path)
+        try:
+            return work(conn)
+        finally:
+            conn.close()
+
+    return await run_in_threadpool(run)
+
+
+async def writing(request: Request, work: Callable[[sqlite3.Connection], T]) -> T:
+    """Run `work` on a worker connection (long busy timeout; it opens its own transactions), in a thread."""
+    ctx = ctx_of(request)
+
+    def run() -> T:
+        conn = ctx.connect()
+        try:
+            return work(conn)
+        finally:
+            conn.close()
+
+    return await run_in_threadpool(run)

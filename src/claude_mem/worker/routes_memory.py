@@ -1,0 +1,126 @@
+"""What is stored, record by record: observations, summaries, prompts, sessions — list, fetch, forget."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from claude_mem.recall import forget, lists, records
+from claude_mem.recall.search import search
+from claude_mem.worker import routes_common as common
+
+LIST_PARAMS = ("project", "since", "until", *common.PAGING)
+
+
+async def list_observations(request: Request) -> Response:
+    """`{items, total, limit, offset}`: full observations matching the filters, newest first."""
+    query = common.params(request, (*LIST_PARAMS, "type", "file", "concept", "order"))
+    limit, offset = common.paging(query)
+    wanted_types = common.types(query)
+    since, until = common.times(query)
+    order = common.choice(query, "order", ("newest", "oldest"), "newest")
+
+    def work(conn: sqlite3.Connection) -> dict:
+        found = search(conn, None, project=common.project(conn, query.get("project")), types=wanted_types,
+                       since=since, until=until, file=query.get("file") or None,
+                       concept=query.get("concept") or None, limit=limit, offset=offset, order=str(order))
+        full = records.get_observations(conn, [item["id"] for item in found["items"]], count_fetch=False)
+        return {"items": [{"kind": "observation", "ref": f"#{item['id']}", **item} for item in full],
+                "total": found["total"]}
+
+    return JSONResponse({**await common.reading(request, work), "limit": limit, "offset": offset})
+
+
+async def get_observation(request: Request) -> Response:
+    """One observation in full; counts as a fetch (like `claude-mem show`)."""
+    common.params(request, ())
+    wanted = common.row_id(request.path_params["id"])
+    found = await common.writing(request, lambda conn: records.get_many(conn, [str(wanted)]))
+    return JSONResponse(found[0])
+
+
+async def observations_batch(request: Request) -> Response:
+    """`{ids: [...]}` → `{items, missing}`; ids may be observation ids or refs like `S3`, `P7`."""
+    common.params(request, ())
+    body = await common.json_body(request)
+    if not isinstance(body, dict) or set(body) != {"ids"}:
+        raise HTTPException(400, 'expected {"ids": [...]}')
+    ids = body["ids"]
+    if not isinstance(ids, list) or not ids or len(ids) > common.MAX_IDS:
+        raise HTTPException(400, f"ids must be a list of 1..{common.MAX_IDS} ids")
+    if not all(isinstance(i, str) or (isinstance(i, int) and not isinstance(i, bool) and i > 0) for i in ids):
+        raise HTTPException(400, "ids must be positive integers or refs such as S3 and P7")
+    found, missing = await common.writing(request, lambda conn: records.fetch(conn, [str(i) for i in ids]))
+    return JSONResponse({"items": found, "missing": missing})
+
+
+async def forget_observation(request: Request) -> Response:
+    """Forget one observation for good (rows, FTS entries, bytes, backups)."""
+    common.params(request, ())
+    wanted = common.row_id(request.path_params["id"])
+    data_dir = common.ctx_of(request).data_dir
+    report = await common.writing(request, lambda conn: forget.forget(conn, data_dir, ids=[wanted]))
+    return JSONResponse(report)
+
+
+async def list_summaries(request: Request) -> Response:
+    query = common.params(request, LIST_PARAMS)
+    limit, offset = common.paging(query)
+    since, until = common.times(query)
+
+    def work(conn: sqlite3.Connection) -> dict:
+        return lists.summaries(conn, common.project(conn, query.get("project")), since, until, limit, offset)
+
+    return JSONResponse({**await common.reading(request, work), "limit": limit, "offset": offset})
+
+
+async def list_prompts(request: Request) -> Response:
+    query = common.params(request, (*LIST_PARAMS, "session"))
+    limit, offset = common.paging(query)
+    since, until = common.times(query)
+
+    def work(conn: sqlite3.Connection) -> dict:
+        return lists.prompts(conn, common.project(conn, query.get("project")), since, until, limit, offset,
+                             session=query.get("session") or None)
+
+    return JSONResponse({**await common.reading(request, work), "limit": limit, "offset": offset})
+
+
+async def list_sessions(request: Request) -> Response:
+    query = common.params(request, (*LIST_PARAMS, "status"))
+    limit, offset = common.paging(query)
+    since, until = common.times(query)
+    status = common.choice(query, "status", lists.SESSION_STATUSES)
+
+    def work(conn: sqlite3.Connection) -> dict:
+        return lists.sessions(conn, common.project(conn, query.get("project")), since, until, limit, offset,
+                              status=status)
+
+    return JSONResponse({**await common.reading(request, work), "limit": limit, "offset": offset})
+
+
+async def forget_session(request: Request) -> Response:
+    """Forget a Claude Code session (by its content session id) with everything captured in it."""
+    common.params(request, ())
+    session = request.path_params["id"]
+    if not 0 < len(session) <= 200:
+        raise HTTPException(400, "a session id is 1..200 characters")
+    data_dir = common.ctx_of(request).data_dir
+    report = await common.writing(request, lambda conn: forget.forget(conn, data_dir, session=session))
+    return JSONResponse(report)
+
+
+ROUTES = [
+    Route("/api/observations", list_observations, methods=["GET"]),
+    Route("/api/observations/batch", observations_batch, methods=["POST"]),
+    Route("/api/observations/{id}", get_observation, methods=["GET"]),
+    Route("/api/observations/{id}", forget_observation, methods=["DELETE"]),
+    Route("/api/summaries", list_summaries, methods=["GET"]),
+    Route("/api/prompts", list_prompts, methods=["GET"]),
+    Route("/api/sessions", list_sessions, methods=["GET"]),
+    Route("/api/sessions/{id:path}", forget_session, methods=["DELETE"]),
+]
