@@ -21,6 +21,10 @@ class Event:
     data: object
 
 
+# Delivered to every subscriber when the bus closes (worker shutdown): iteration then ends.
+CLOSED = Event("closed", None)
+
+
 @dataclass(eq=False)
 class Subscription:
     """One subscriber's bounded mailbox: `async with bus.subscribe() as events: async for event in events`."""
@@ -33,7 +37,7 @@ class Subscription:
 
     def offer(self, event: Event) -> None:
         """Enqueue without blocking, dropping the oldest event when full (runs on `loop`)."""
-        if event.kind not in self.kinds:
+        if event is not CLOSED and event.kind not in self.kinds:
             return
         while True:
             try:
@@ -56,7 +60,11 @@ class Subscription:
         return self
 
     async def __anext__(self) -> Event:
-        return await self.queue.get()
+        event = await self.queue.get()
+        if event is CLOSED:
+            self.queue.put_nowait(CLOSED)  # stays ended for any later read
+            raise StopAsyncIteration
+        return event
 
     async def __aenter__(self) -> Subscription:
         return self
@@ -73,6 +81,7 @@ class EventBus:
         self._subscribers: set[Subscription] = set()
         self._lock = threading.Lock()
         self.published = 0
+        self.closed = False
 
     def subscribe(self, kinds: tuple[str, ...] | list[str] | None = None) -> Subscription:
         """A new subscription to `kinds` (default all); must be created inside the running loop."""
@@ -84,8 +93,20 @@ class EventBus:
             bus=self, kinds=wanted, queue=asyncio.Queue(self.queue_size), loop=asyncio.get_running_loop()
         )
         with self._lock:
-            self._subscribers.add(subscription)
+            if self.closed:
+                subscription.offer(CLOSED)
+            else:
+                self._subscribers.add(subscription)
         return subscription
+
+    def close(self) -> None:
+        """End every subscription (worker shutdown): their iteration stops after what is queued."""
+        with self._lock:
+            self.closed = True
+            subscribers = list(self._subscribers)
+            self._subscribers.clear()
+        for subscription in subscribers:
+            self._deliver(subscription, CLOSED)
 
     def unsubscribe(self, subscription: Subscription) -> None:
         with self._lock:
@@ -105,18 +126,21 @@ class EventBus:
             subscribers = list(self._subscribers)
             self.published += 1
         for subscription in subscribers:
-            loop = subscription.loop
-            if loop is None or loop.is_closed():
-                self.unsubscribe(subscription)
-                continue
+            self._deliver(subscription, event)
+
+    def _deliver(self, subscription: Subscription, event: Event) -> None:
+        loop = subscription.loop
+        if loop is None or loop.is_closed():
+            self.unsubscribe(subscription)
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            subscription.offer(event)
+        else:
             try:
-                running = asyncio.get_running_loop()
+                loop.call_soon_threadsafe(subscription.offer, event)
             except RuntimeError:
-                running = None
-            if running is loop:
-                subscription.offer(event)
-            else:
-                try:
-                    loop.call_soon_threadsafe(subscription.offer, event)
-                except RuntimeError:
-                    self.unsubscribe(subscription)
+                self.unsubscribe(subscription)

@@ -142,7 +142,19 @@ async def serve(server: Server, sock: socket.socket, ctx: WorkerContext) -> None
         })
         log.info("worker %s ready on http://127.0.0.1:%d (pid %d, data dir %s)",
                  ctx.version, ctx.port, ctx.pid, ctx.data_dir)
-    await task
+    watcher = asyncio.create_task(close_bus_on_exit(server, ctx))
+    try:
+        await task
+    finally:
+        watcher.cancel()
+
+
+async def close_bus_on_exit(server: Server, ctx: WorkerContext) -> None:
+    """Once shutdown begins, end the bus's subscriptions: uvicorn waits for open responses (SSE
+    streams never finish on their own) before it runs the lifespan shutdown."""
+    while not server.should_exit:
+        await asyncio.sleep(0.05)
+    ctx.bus.close()
 
 
 def run(lock_fd: int | None, lock_wait: float) -> int:

@@ -37,8 +37,9 @@ class Service(Protocol):
 def default_services(settings: dict[str, object]) -> list[Service]:
     """The services every worker runs, in start order."""
     from claude_mem.observer.service import ObserverService
+    from claude_mem.worker.prompt_feed import PromptFeed
 
-    services: list[Service] = [BackupService(), ObserverService()]
+    services: list[Service] = [BackupService(), ObserverService(), PromptFeed()]
     services.extend(test_services())
     return services
 
