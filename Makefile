@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 # Debian packages the tests need; installed by scripts/system-deps.sh when missing.
-SYSTEM_PACKAGES :=
+SYSTEM_PACKAGES := chromium
 
 .PHONY: demo test bench clean
 

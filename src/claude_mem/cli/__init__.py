@@ -39,3 +39,4 @@ from claude_mem.cli import recall as _recall  # noqa: E402,F401
 from claude_mem.cli import queue as _queue  # noqa: E402,F401
 from claude_mem.cli import hook as _hook  # noqa: E402,F401
 from claude_mem.cli import mcp_cmd as _mcp  # noqa: E402,F401
+from claude_mem.cli import viewer as _viewer  # noqa: E402,F401

@@ -15,6 +15,7 @@ from starlette.routing import BaseRoute, Route
 
 from claude_mem.recall.common import RecallError, UnknownRecord
 from claude_mem.worker import routes_memory, routes_queue, routes_search, routes_settings, routes_stream
+from claude_mem.worker import routes_viewer
 from claude_mem.worker.context import WorkerContext
 from claude_mem.worker.health import health_report
 from claude_mem.worker.security import SecurityMiddleware
@@ -65,7 +66,8 @@ def create_app(ctx: WorkerContext, services: list[Service] | None = None,
 
     routes: list[BaseRoute] = [
         Route("/health", health, methods=["GET"]), *routes_settings.ROUTES, *routes_memory.ROUTES,
-        *routes_search.ROUTES, *routes_queue.ROUTES, *routes_stream.ROUTES, *(extra_routes or []),
+        *routes_search.ROUTES, *routes_queue.ROUTES, *routes_stream.ROUTES, *routes_viewer.ROUTES,
+        *(extra_routes or []),
     ]
     port_of: Callable[[], int] = lambda: ctx.port  # noqa: E731
     app = Starlette(
