@@ -321,3 +321,29 @@ def test_conversations_are_capped_and_never_doubled(data_dir):
     asyncio.run(go())
     assert statuses(conn) == {"done": 12}
     assert fake.max_open <= 2 and not fake.open_sessions
+
+
+def test_a_poisonous_event_takes_few_neighbours_down(data_dir):
+    """Every failed attempt halves the next batch, so the event that breaks every reply ends up
+    failing nearly alone while the rest of its turn is observed."""
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-poison")
+    for n in range(8):
+        add_event(conn, sid, *tool("make poison-target" if n == 2 else f"make step-{n}"), key=f"p{n}")
+    fake = FakeProvider(script={"poison": "poison-target"})
+    run(Pipeline(conn, make_settings(batch_max_events=8, max_attempts=4), fake))
+    failed = conn.execute("SELECT event_key FROM pending_events WHERE status = 'failed'").fetchall()
+    assert failed == [("p2",)]
+    assert statuses(conn) == {"done": 7, "failed": 1}
+    sizes = [prompt.count("make ") for _, prompt in fake.calls]
+    assert sizes[:3] == [8, 4, 2]  # halved after each failure of the head event
+
+
+def test_the_first_attempt_uses_the_whole_batch(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-whole")
+    for n in range(6):
+        add_event(conn, sid, *tool(f"make step-{n}"), key=f"w{n}")
+    fake = FakeProvider()
+    run(Pipeline(conn, make_settings(batch_max_events=8), fake))
+    assert len(fake.calls) == 1 and statuses(conn) == {"done": 6}

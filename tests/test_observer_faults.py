@@ -47,10 +47,12 @@ def statuses(conn) -> dict:
 
 
 def exactly_once(conn) -> bool:
-    """No observation stored twice, and every event's results come from one reply (batch-level links)."""
+    """No observation stored twice, and no event has results from two replies (commits)."""
     titles = conn.execute("SELECT session_id, title, COUNT(*) FROM observations GROUP BY 1, 2 HAVING COUNT(*) > 1")
-    per_event = conn.execute("SELECT event_id, group_concat(observation_id) FROM observation_sources GROUP BY event_id")
-    return not titles.fetchall() and len({links for _, links in per_event}) <= 1
+    twice = conn.execute(
+        "SELECT s.event_id FROM observation_sources s JOIN observations o ON o.id = s.observation_id"
+        " GROUP BY s.event_id HAVING COUNT(DISTINCT o.created_at) > 1")
+    return not titles.fetchall() and not twice.fetchall()
 
 
 def transient(kind: str) -> list[Fault]:

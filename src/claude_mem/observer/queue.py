@@ -92,11 +92,14 @@ def claim_batch(
             "SELECT id, session_id, kind, prompt_number, payload, attempts, created_at FROM pending_events"
             " WHERE session_id = ? AND status = 'pending' ORDER BY id LIMIT ?", (head[0], max(1, max_events)),
         ).fetchall()
+        # Each failed attempt of the head event halves the batch, so one event that makes every
+        # reply fail takes few neighbours down with it instead of the whole batch.
+        limit = max(1, max_events >> min(rows[0][5], 16))
         events: list[PendingEvent] = []
         chars = 0
         for row in rows:
             event = _event(row)
-            if events and (chars + event.chars > max_chars or event.kind == "prompt"):
+            if events and (chars + event.chars > max_chars or event.kind == "prompt" or len(events) >= limit):
                 break  # a new user prompt starts a new turn; size bounds the batch
             events.append(event)
             chars += event.chars

@@ -7,6 +7,7 @@ A script is a dict (from the `fake_script` key of the settings mapping, or the J
      "default": "reword" | "malformed" | "skip",   # once the steps run out
      "delay": 0.0,                                 # before every reply
      "health": {"ok": true, "reason": ""},
+     "poison": "text",                             # any prompt containing it fails (retryable)
      "log": "/path/calls.jsonl"}                   # one line per call, for tests across processes
 
 `reword` (the default) answers from the events it was sent — one observation naming their files and
@@ -131,6 +132,10 @@ class FakeProvider:
         if "error" in step:
             self._log(info, prompt, "error")
             _raise(step)
+        poison = self.script.get("poison")
+        if poison and str(poison) in prompt:
+            self._log(info, prompt, "error")
+            raise ProviderError(f"fake: a poisonous event ({poison}) in the batch", retryable=True)
         if "text" in step:
             text = str(step["text"])
         else:
