@@ -47,12 +47,13 @@ def statuses(conn) -> dict:
 
 
 def exactly_once(conn) -> bool:
-    """No observation stored twice, and no event has results from two replies (commits)."""
-    titles = conn.execute("SELECT session_id, title, COUNT(*) FROM observations GROUP BY 1, 2 HAVING COUNT(*) > 1")
+    """No event has results from two replies (commits), and no observation is stored twice."""
     twice = conn.execute(
         "SELECT s.event_id FROM observation_sources s JOIN observations o ON o.id = s.observation_id"
         " GROUP BY s.event_id HAVING COUNT(DISTINCT o.created_at) > 1")
-    return not titles.fetchall() and not twice.fetchall()
+    repeated = conn.execute(
+        "SELECT session_id, title, narrative FROM observations GROUP BY 1, 2, 3 HAVING COUNT(*) > 1")
+    return not twice.fetchall() and not repeated.fetchall()
 
 
 def transient(kind: str) -> list[Fault]:
