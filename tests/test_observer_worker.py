@@ -111,8 +111,11 @@ def test_kill_9_mid_batch_then_restart_stores_every_result_exactly_once(data_dir
         wait_for(lambda: counts(data_dir) == {"done": total}, 60, "every event to be done")
     finally:
         assert cli("worker", "stop", env=env).returncode == 0
-    pids = {c["pid"] for c in calls() if c["events"] == killed}
-    assert len(pids) == 2  # the killed batch really was redone, by the second worker (a reworded answer)
+    # The killed batch really was redone by the second worker (a reworded answer; after a lost
+    # attempt the redo may come in smaller batches).
+    redone = {event for c in calls() if c["pid"] != pid for event in c["events"]}
+    assert set(killed) <= redone
+    assert len({c["pid"] for c in calls() if set(c["events"]) & set(killed)}) == 2
     per_event = conn.execute(
         "SELECT e.id, e.kind, COUNT(os.observation_id) FROM pending_events e"
         " LEFT JOIN observation_sources os ON os.event_id = e.id GROUP BY e.id").fetchall()
