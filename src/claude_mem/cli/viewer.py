@@ -23,6 +23,8 @@ def viewer_cmd(no_open: bool) -> None:
         current, started = control.start()
     except control.WorkerError as exc:
         raise click.ClickException(str(exc)) from exc
+    except OSError as exc:  # the data dir cannot be created or locked
+        raise click.ClickException(f"cannot start the worker: {exc}") from exc
     url = f"{current.url}/"
     if started:
         click.echo(f"worker started: pid {current.pid}, data dir {current.data_dir}")

@@ -41,23 +41,26 @@ def shipped_files(directory: str) -> dict[str, str]:
 FILES = shipped_files(STATIC_DIR)
 
 
-def serve(name: str) -> Response:
+def serve(request: Request, name: str) -> Response:
     path = FILES.get(name)
     if path is None:
         raise HTTPException(404, "no such viewer file")
-    return FileResponse(
-        path, media_type=MEDIA_TYPES[os.path.splitext(name)[1]],
-        # Revalidate on every load (ETag): a worker upgrade must never leave a stale viewer behind.
-        headers={"content-security-policy": CONTENT_SECURITY_POLICY, "cache-control": "no-cache"},
-    )
+    # Revalidate on every load (ETag → 304): a worker upgrade must never leave a stale viewer behind.
+    headers = {"content-security-policy": CONTENT_SECURITY_POLICY, "cache-control": "no-cache"}
+    response = FileResponse(path, media_type=MEDIA_TYPES[os.path.splitext(name)[1]], headers=headers,
+                            stat_result=os.stat(path))
+    etag = response.headers["etag"]
+    if etag in [tag.strip() for tag in request.headers.get("if-none-match", "").split(",")]:
+        return Response(status_code=304, headers={**headers, "etag": etag})
+    return response
 
 
 async def index(request: Request) -> Response:
-    return serve("index.html")
+    return serve(request, "index.html")
 
 
 async def static(request: Request) -> Response:
-    return serve(str(request.path_params["name"]))
+    return serve(request, str(request.path_params["name"]))
 
 
 ROUTES = [
