@@ -244,7 +244,7 @@ def test_bad_query_parameters_are_400(client, path, query):
 
 
 @pytest.mark.parametrize(("path", "status"), [
-    ("/api/observations/424242", 404), ("/", 404), ("/api/nothing", 404),
+    ("/api/observations/424242", 404), ("/favicon.ico", 404), ("/api/nothing", 404),
 ])
 def test_unknown_things_are_404(client, path, status):
     assert_error(client.get(path), status, "not_found")
