@@ -110,3 +110,14 @@ def test_installed_console_script_runs(data_dir):
     out = subprocess.run([exe, "status", "--json"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["store"]["data_dir"] == str(data_dir)
+
+
+@pytest.mark.parametrize("args", [["migrate"], ["status"], ["worker", "start"], ["backup"]])
+def test_a_data_dir_that_cannot_exist_is_a_clear_error(runner, tmp_path, monkeypatch, args):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(blocker / "data"))
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("Error: ") and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1

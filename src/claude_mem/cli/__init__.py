@@ -18,6 +18,9 @@ class CLIGroup(click.Group):
             raise click.ClickException(str(exc)) from exc
         except sqlite3.DatabaseError as exc:
             raise click.ClickException(f"database error: {exc}") from exc
+        except OSError as exc:  # e.g. a data dir that is a file, or not writable
+            where = f": {exc.filename}" if exc.filename else ""
+            raise click.ClickException(f"{exc.strerror or exc}{where}") from exc
 
 
 @click.group(cls=CLIGroup, context_settings={"help_option_names": ["-h", "--help"]})
