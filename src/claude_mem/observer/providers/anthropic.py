@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import anthropic
 
 from ..provider import AuthError, Health, ProviderError, Reply, SessionInfo
-from .errors import from_status, parse_retry_after
+from .errors import from_sdk_exception
 from .history import BoundedHistory
 from .system import system_prompt_for
 
@@ -34,22 +34,7 @@ def _auth_token() -> str:
 
 def translate(exc: Exception) -> ProviderError:
     """An `anthropic` exception as a provider error."""
-    if isinstance(exc, anthropic.APIStatusError):
-        body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else {}
-        return from_status(
-            exc.status_code,
-            str(error.get("message") or exc.message),
-            error_type=str(error.get("type") or ""),
-            retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
-            origin="anthropic",
-        )
-    if isinstance(exc, anthropic.APITimeoutError):
-        return ProviderError("anthropic: request timed out", retryable=True)
-    if isinstance(exc, anthropic.APIConnectionError):
-        return ProviderError(f"anthropic: connection failed ({exc})", retryable=True)
-    # Truncated streams and undecodable bodies end up here (APIError, ValueError, KeyError...).
-    return ProviderError(f"anthropic: unusable reply ({type(exc).__name__}: {exc})", retryable=True)
+    return from_sdk_exception(exc, anthropic, "anthropic")
 
 
 class AnthropicSession:

@@ -6,6 +6,8 @@ an OpenAI-compatible server or the Claude Code CLI's result frame.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from ..provider import AuthError, ProviderError, QuotaExhausted, RateLimited
 
 # Words that mark a billing or quota problem whatever the status code (Anthropic answers a low
@@ -62,3 +64,23 @@ def from_status(
         # A malformed request stays malformed: do not burn the remaining attempts on it.
         return ProviderError(text, retryable=False)
     return ProviderError(text, retryable=True)
+
+
+def from_sdk_exception(exc: Exception, sdk: ModuleType, origin: str) -> ProviderError:
+    """An exception of the `anthropic` or `openai` package (same generator, same classes and shape)."""
+    if isinstance(exc, sdk.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error") if isinstance(body.get("error"), dict) else body
+        return from_status(
+            exc.status_code,
+            str(error.get("message") or exc.message),
+            error_type=str(error.get("code") or error.get("type") or ""),
+            retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
+            origin=origin,
+        )
+    if isinstance(exc, sdk.APITimeoutError):
+        return ProviderError(f"{origin}: request timed out", retryable=True)
+    if isinstance(exc, sdk.APIConnectionError):
+        return ProviderError(f"{origin}: connection failed ({exc})", retryable=True)
+    # Truncated streams and undecodable bodies end up here (APIError, ValueError, KeyError...).
+    return ProviderError(f"{origin}: unusable reply ({type(exc).__name__}: {exc})", retryable=True)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import openai
 
 from ..provider import Health, ProviderError, Reply, SessionInfo
-from .errors import from_status, parse_retry_after
+from .errors import from_sdk_exception
 from .history import BoundedHistory
 from .system import system_prompt_for
 
@@ -24,21 +24,7 @@ NO_KEY = "not-needed"
 
 def translate(exc: Exception) -> ProviderError:
     """An `openai` exception as a provider error."""
-    if isinstance(exc, openai.APIStatusError):
-        body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else body
-        return from_status(
-            exc.status_code,
-            str(error.get("message") or exc.message),
-            error_type=str(error.get("code") or error.get("type") or ""),
-            retry_after=parse_retry_after(exc.response.headers.get("retry-after")),
-            origin="openai",
-        )
-    if isinstance(exc, openai.APITimeoutError):
-        return ProviderError("openai: request timed out", retryable=True)
-    if isinstance(exc, openai.APIConnectionError):
-        return ProviderError(f"openai: connection failed ({exc})", retryable=True)
-    return ProviderError(f"openai: unusable reply ({type(exc).__name__}: {exc})", retryable=True)
+    return from_sdk_exception(exc, openai, "openai")
 
 
 class OpenAISession:
