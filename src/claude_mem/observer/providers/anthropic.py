@@ -7,14 +7,13 @@ the pipeline's queue, so the SDK's own are off (`max_retries=0`); every call is 
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Mapping
 
 import anthropic
 
 from ..provider import AuthError, Health, ProviderError, Reply, SessionInfo
-from .errors import from_sdk_exception
+from .errors import bounded_call, from_sdk_exception
 from .history import BoundedHistory
 from .system import system_prompt_for
 
@@ -52,14 +51,7 @@ class AnthropicSession:
             "system": self.history.system_text(self.system_prompt),
             "messages": self.history.messages(prompt_text),
         }
-        try:
-            message = await asyncio.wait_for(provider.call(request), provider.timeout + 1)
-        except asyncio.TimeoutError:
-            raise ProviderError(f"anthropic: no reply within {provider.timeout:g} s", retryable=True) from None
-        except ProviderError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every SDK failure is translated once, here
-            raise translate(exc) from exc
+        message = await bounded_call(provider.call(request), provider.timeout, "anthropic", translate)
         if message.stop_reason is None:
             # A stream that closed before `message_delta`/`message_stop`: the text may be cut anywhere.
             raise ProviderError("anthropic: stream ended before the reply finished", retryable=True)

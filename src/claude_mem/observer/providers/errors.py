@@ -6,9 +6,14 @@ an OpenAI-compatible server or the Claude Code CLI's result frame.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from types import ModuleType
+from typing import TypeVar
 
 from ..provider import AuthError, ProviderError, QuotaExhausted, RateLimited
+
+T = TypeVar("T")
 
 # Words that mark a billing or quota problem whatever the status code (Anthropic answers a low
 # credit balance with 400, OpenAI an exhausted quota with 429 `insufficient_quota`).
@@ -84,3 +89,17 @@ def from_sdk_exception(exc: Exception, sdk: ModuleType, origin: str) -> Provider
         return ProviderError(f"{origin}: connection failed ({exc})", retryable=True)
     # Truncated streams and undecodable bodies end up here (APIError, ValueError, KeyError...).
     return ProviderError(f"{origin}: unusable reply ({type(exc).__name__}: {exc})", retryable=True)
+
+
+async def bounded_call(call: Awaitable[T], timeout: float, origin: str,
+                       translate: Callable[[Exception], ProviderError]) -> T:
+    """Await one backend call within `timeout` (+1 s for the SDK's own limit to fire first);
+    every failure comes out as a ProviderError, translated once, here."""
+    try:
+        return await asyncio.wait_for(call, timeout + 1)
+    except asyncio.TimeoutError:
+        raise ProviderError(f"{origin}: no reply within {timeout:g} s", retryable=True) from None
+    except ProviderError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every SDK failure is translated once, here
+        raise translate(exc) from exc

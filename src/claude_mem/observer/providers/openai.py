@@ -7,13 +7,12 @@ bounded by `observer_timeout_seconds`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 
 import openai
 
 from ..provider import Health, ProviderError, Reply, SessionInfo
-from .errors import from_sdk_exception
+from .errors import bounded_call, from_sdk_exception
 from .history import BoundedHistory
 from .system import system_prompt_for
 
@@ -37,16 +36,9 @@ class OpenAISession:
         provider = self.provider
         messages = [{"role": "system", "content": self.history.system_text(self.system_prompt)}]
         messages += self.history.messages(prompt_text)
-        try:
-            text, input_tokens, output_tokens = await asyncio.wait_for(
-                provider.call(messages), provider.timeout + 1
-            )
-        except asyncio.TimeoutError:
-            raise ProviderError(f"openai: no reply within {provider.timeout:g} s", retryable=True) from None
-        except ProviderError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every SDK failure is translated once, here
-            raise translate(exc) from exc
+        text, input_tokens, output_tokens = await bounded_call(
+            provider.call(messages), provider.timeout, "openai", translate
+        )
         if not text.strip():
             raise ProviderError("openai: empty reply", retryable=True)
         self.history.add(prompt_text, text)
