@@ -79,6 +79,9 @@ def main() -> None:
             subprocess.run([os.path.join(BIN, "claude-mem"), "worker", "stop"], env=env, timeout=60)
         shutil.rmtree(data_dir, ignore_errors=True)
     print("\ndemo finished; the worker was stopped and the throwaway data dir removed.")
+    checkout = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    print(f"Next: `claude --plugin-dir {checkout}` to give your own sessions memory, and "
+          "`claude-mem viewer` to watch it being made.")
 
 
 if __name__ == "__main__":
