@@ -143,12 +143,17 @@ def _add_snippets(conn: sqlite3.Connection, expression: str, items: list[dict]) 
             item["snippet"] = found[item["id"]]
 
 
-def _summary_query(expression: str, filters: dict) -> tuple[str, str, list]:
-    where, args = ["summaries_fts MATCH ?"], [expression]
-    for column, op, key in (("s.project", "=", "project"), ("s.created_at", ">=", "since"), ("s.created_at", "<", "until")):
+def _scope(where: list[str], args: list, filters: dict, project: str, created: str) -> None:
+    """Add the project and date-range filters on the given columns."""
+    for column, op, key in ((project, "=", "project"), (created, ">=", "since"), (created, "<", "until")):
         if filters.get(key):
             where.append(f"{column} {op} ?")
             args.append(filters[key])
+
+
+def _summary_query(expression: str, filters: dict) -> tuple[str, str, list]:
+    where, args = ["summaries_fts MATCH ?"], [expression]
+    _scope(where, args, filters, "s.project", "s.created_at")
     select = (
         "SELECT 'summary' AS kind, s.id AS id, 'S' || s.id AS ref, s.created_at AS created_at,"
         " s.project AS project, 'summary' AS type, s.request AS title, s.completed AS subtitle,"
@@ -160,10 +165,7 @@ def _summary_query(expression: str, filters: dict) -> tuple[str, str, list]:
 
 def _prompt_query(expression: str, filters: dict) -> tuple[str, str, list]:
     where, args = ["prompts_fts MATCH ?", "p.private = 0"], [expression]
-    for column, op, key in (("ss.project", "=", "project"), ("p.created_at", ">=", "since"), ("p.created_at", "<", "until")):
-        if filters.get(key):
-            where.append(f"{column} {op} ?")
-            args.append(filters[key])
+    _scope(where, args, filters, "ss.project", "p.created_at")
     select = (
         "SELECT 'prompt' AS kind, p.id AS id, 'P' || p.id AS ref, p.created_at AS created_at,"
         " ss.project AS project, 'prompt' AS type, p.text AS title, NULL AS subtitle,"
