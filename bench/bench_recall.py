@@ -22,7 +22,8 @@ import time
 from datetime import datetime, timedelta, timezone
 
 from claude_mem import settings
-from claude_mem.recall import context, fts
+from claude_mem.index import fts
+from claude_mem.recall import context
 from claude_mem.recall.search import search
 from claude_mem.store import db
 

@@ -36,7 +36,7 @@ def main() -> int:
         serve()
         return 0
     from claude_mem import settings
-    from claude_mem.hooks import autostart
+    from claude_mem.runtime import autostart
 
     directory = settings.data_dir()
     if autostart.venv_ready(directory):

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from claude_mem.hooks import spool
+from claude_mem.capture import spool
+from claude_mem.store import capture
 from claude_mem.store import db
 from hook_support import events, load, rows, run_hook
 from test_hooks_spool import write_lock
@@ -27,7 +28,7 @@ def tool_payload(index: int) -> dict:
 def ingest_all(data_dir) -> int:
     conn = db.connect(db.db_path(str(data_dir)))
     try:
-        return spool.ingest(conn, str(data_dir))
+        return capture.ingest_spool(conn, str(data_dir))
     finally:
         conn.close()
 

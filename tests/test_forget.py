@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from claude_mem.cli import cli
 from claude_mem.recall import forget as forgetting
 from claude_mem.store import db
-from claude_mem.worker import backup
+from claude_mem.store import backup
 from recall_seed import add_observation, add_prompt, add_session, add_summary, seed_project
 
 PROJECT = "/home/dev/proj"

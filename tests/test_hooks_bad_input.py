@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from claude_mem.hooks import capture, diagnostics, payload, runner
+from claude_mem.capture import diagnostics, payload
+from claude_mem.hooks import runner
+from claude_mem.store import capture
 from hook_support import HOOKS, events, load, rows, run_hook
 
 GOOD = {

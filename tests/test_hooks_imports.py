@@ -61,5 +61,5 @@ def test_no_heavy_module_after_import(probe):
 def test_no_heavy_module_after_a_call_of_every_hook(probe, data_dir):
     loaded = set(probe["after_calls"])
     assert sorted(loaded & set(FORBIDDEN)) == []
-    assert "claude_mem.hooks.capture" in loaded  # the calls really wrote (not a vacuous probe)
+    assert "claude_mem.store.capture" in loaded  # the calls really wrote (not a vacuous probe)
     assert os.path.exists(data_dir / "claude-mem.db")

@@ -8,7 +8,8 @@ import subprocess
 import sys
 import time
 
-from claude_mem.hooks import spool
+from claude_mem.capture import spool
+from claude_mem.store import capture
 from claude_mem.store import db
 from conftest import REPO
 from hook_support import events, fixture_files, hook_for, load, rows, run_hook
@@ -62,8 +63,8 @@ def test_locked_database_spools_and_ingest_restores_everything(data_dir):
     assert "spooled" in open(os.path.join(data_dir, "logs", "hooks.log")).read()
     conn = worker_connection(data_dir)
     try:
-        assert spool.ingest(conn, str(data_dir)) == len(payloads)
-        assert spool.ingest(conn, str(data_dir)) == 0
+        assert capture.ingest_spool(conn, str(data_dir)) == len(payloads)
+        assert capture.ingest_spool(conn, str(data_dir)) == 0
     finally:
         conn.close()
     assert spool.pending_files(str(data_dir)) == []
@@ -83,7 +84,7 @@ def test_ingest_deduplicates_against_the_database_and_itself(data_dir):
     assert len(spool.pending_files(str(data_dir))) == 3
     conn = worker_connection(data_dir)
     try:
-        assert spool.ingest(conn, str(data_dir)) == 1
+        assert capture.ingest_spool(conn, str(data_dir)) == 1
     finally:
         conn.close()
     assert [e["event_key"] for e in events(data_dir)] == [payload["tool_use_id"], "toolu_new"]
@@ -100,7 +101,7 @@ def test_claimed_files_of_a_dead_ingest_are_picked_up_and_damaged_lines_quaranti
         handle.write('{"kind": "tool", "content_session_id": "x", "trunc\n')
     conn = worker_connection(data_dir)
     try:
-        assert spool.ingest(conn, str(data_dir)) == 1
+        assert capture.ingest_spool(conn, str(data_dir)) == 1
     finally:
         conn.close()
     assert spool.pending_files(str(data_dir)) == []
@@ -131,7 +132,7 @@ def test_private_turn_survives_a_spooled_prompt(data_dir):
     assert events(data_dir) == []
     conn = worker_connection(data_dir)
     try:
-        spool.ingest(conn, str(data_dir))
+        capture.ingest_spool(conn, str(data_dir))
     finally:
         conn.close()
     assert rows(data_dir, "SELECT prompt_number, text, private FROM prompts") == [(1, "", 1)]

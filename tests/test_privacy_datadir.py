@@ -5,7 +5,8 @@ import json
 import os
 import sqlite3
 
-from claude_mem.hooks import spool
+from claude_mem.capture import spool
+from claude_mem.store import capture
 from claude_mem.store import db
 from hook_support import all_files, events, load, rows, run_hook
 from test_hooks_spool import write_lock
@@ -95,7 +96,7 @@ def test_nothing_private_or_secret_anywhere_in_the_data_dir(data_dir):
         assert {"spool", "quarantine", "logs", "."} <= kinds
         assert os.path.exists(db.db_path(str(data_dir)) + "-wal")
         assert_clean(data_dir)
-        assert spool.ingest(keeper, str(data_dir)) == 1
+        assert capture.ingest_spool(keeper, str(data_dir)) == 1
         assert_clean(data_dir)
     finally:
         if keeper is not None:

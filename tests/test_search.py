@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from claude_mem.recall import fts
+from claude_mem.index import fts
 from claude_mem.recall.common import RecallError
 from claude_mem.recall.search import search
 from claude_mem.recall.timeline import timeline

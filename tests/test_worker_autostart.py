@@ -13,8 +13,8 @@ import psutil
 import pytest
 
 from claude_mem import __version__
-from claude_mem.hooks import autostart
-from claude_mem.worker import control, discovery
+from claude_mem.runtime import autostart
+from claude_mem.runtime import control, discovery
 from conftest import FIXTURES, IN_CI, REPO, require
 from test_worker_lifecycle import wait_for, worker_env, worker_processes  # noqa: F401  (fixture)
 
@@ -70,7 +70,7 @@ def test_starts_a_worker_then_finds_it_running(autostart_on):
 
 
 def test_racing_hooks_start_one_worker(autostart_on):
-    code = "from claude_mem.hooks.autostart import ensure_worker; print(ensure_worker())"
+    code = "from claude_mem.runtime.autostart import ensure_worker; print(ensure_worker())"
     racers = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
                                stdin=subprocess.DEVNULL) for _ in range(30)]
     outcomes = [racer.communicate(timeout=120)[0].strip() for racer in racers]
@@ -189,7 +189,7 @@ def test_autostart_keeps_the_hook_path_light(autostart_on):
     assert autostart.ensure_worker().startswith("spawned")
     wait_for(lambda: control.state(str(autostart_on)).running, 30, "the worker")
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); from claude_mem.hooks.autostart import ensure_worker; "
+        "import sys; sys.path.insert(0, sys.argv[1]); from claude_mem.runtime.autostart import ensure_worker; "
         "outcome = ensure_worker(); heavy = ('typing', 'dataclasses', 'logging', 'pathlib', 'subprocess', "
         "'http.client', 'psutil', 'starlette', 'asyncio'); "
         "print(outcome, [name for name in heavy if name in sys.modules])"

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from claude_mem.cli import cli
 from claude_mem.store import db
-from claude_mem.worker import backup, discovery
+from claude_mem.runtime import discovery
+from claude_mem.store import backup
 from test_worker_lifecycle import cli as run_cli, worker_env  # noqa: F401  (fixture)
 
 

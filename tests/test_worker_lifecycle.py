@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from claude_mem import __version__
-from claude_mem.worker import control, discovery
+from claude_mem.runtime import control, discovery
 from conftest import REPO
 
 TESTS = os.path.join(REPO, "tests")

@@ -7,7 +7,7 @@ from claude_mem import settings
 from claude_mem.cli import cli
 from claude_mem.cli.output import console, emit_json, human_bytes
 from claude_mem.cli.worker import describe_report, worker_report
-from claude_mem.hooks.diagnostics import capture_report
+from claude_mem.capture.diagnostics import capture_report
 from claude_mem.observer.providers.auto import describe
 from claude_mem.observer.report import observer_report
 from claude_mem.store import db, migrations, stats

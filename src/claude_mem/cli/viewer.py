@@ -7,7 +7,7 @@ import webbrowser
 import click
 
 from claude_mem.cli import cli
-from claude_mem.worker import control
+from claude_mem.runtime import control
 
 
 @cli.command("viewer")

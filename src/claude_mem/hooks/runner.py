@@ -12,8 +12,8 @@ import os
 import sys
 
 from claude_mem import settings
-from claude_mem.hooks import diagnostics, payload
-from claude_mem.hooks.payload import BadInput, Unregistered
+from claude_mem.capture import diagnostics, payload
+from claude_mem.capture.payload import BadInput, Unregistered
 
 HELP_FLAGS = ("-h", "--help")
 # A raw payload bigger than this is reported (its fields are cut to `max_field_chars` and stored).
@@ -37,7 +37,7 @@ def _stdout(output: dict) -> None:
 
 def private_marker(data_dir: str, content_session_id: str) -> str:
     """A file whose existence says "this session's current turn is private" (survives a spooled prompt)."""
-    from claude_mem.hooks.digest import sha256_hex
+    from claude_mem.capture.digest import sha256_hex
 
     digest = sha256_hex(content_session_id.encode("utf-8", "replace"))[:32]
     return os.path.join(data_dir, "spool", f".private-{digest}")
@@ -80,7 +80,7 @@ def _store(data_dir: str, record: dict, hook: str) -> tuple[str, object]:
 
     outcome: "stored", "duplicate" (nothing new), or "spooled".
     """
-    from claude_mem.hooks.capture import apply_record
+    from claude_mem.store.capture import apply_record
     from claude_mem.store import db
 
     conn = None
@@ -92,7 +92,7 @@ def _store(data_dir: str, record: dict, hook: str) -> tuple[str, object]:
     except Exception as exc:  # noqa: BLE001 - busy, locked, damaged or anything else: never lose the event
         if conn is not None:
             conn.close()
-        from claude_mem.hooks import spool
+        from claude_mem.capture import spool
 
         spool.append(data_dir, record)
         diagnostics.log(data_dir, hook, f"spooled {record['kind']} event: {type(exc).__name__}: {exc}")
@@ -102,11 +102,11 @@ def _store(data_dir: str, record: dict, hook: str) -> tuple[str, object]:
 def _after_capture(hook: str, data_dir: str, config: dict) -> None:
     """Work after the capture is durable, for session-start and user-prompt only.
 
-    Worker autostart (`claude_mem.hooks.autostart`, owned by the worker) is called from here.
+    Worker autostart (`claude_mem.runtime.autostart`, owned by the worker) is called from here.
     """
     if not config.get("autostart", True):
         return  # not even the import: autostart pulls the worker's launch helpers
-    from claude_mem.hooks.autostart import ensure_worker
+    from claude_mem.runtime.autostart import ensure_worker
 
     ensure_worker(data_dir, config)
 

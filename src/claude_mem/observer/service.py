@@ -17,6 +17,7 @@ from typing import Any
 from claude_mem.observer import queue
 from claude_mem.observer.pipeline import Pipeline
 from claude_mem.observer.provider import REGISTRY, Provider
+from claude_mem.store.capture import ingest_spool
 
 log = logging.getLogger("claude_mem.observer")
 
@@ -29,15 +30,6 @@ def create_provider(settings: Mapping[str, object]) -> Provider:
     """The provider named by the `provider` setting (`auto` resolves inside the registry)."""
     importlib.import_module("claude_mem.observer.providers")  # registers every provider
     return REGISTRY.create(str(settings.get("provider") or "auto"), settings)
-
-
-def ingest_spool(conn: sqlite3.Connection, data_dir: str) -> int:
-    """Events the hooks spooled while SQLite was busy, into the queue (0 if the hooks lack a spool)."""
-    try:
-        from claude_mem.hooks import spool
-    except ImportError:
-        return 0
-    return int(spool.ingest(conn, data_dir) or 0)
 
 
 class ObserverService:

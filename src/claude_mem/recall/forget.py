@@ -7,16 +7,14 @@ truncate the WAL. Backups in `<data_dir>/backups/` were all taken before the for
 the same deletion and a VACUUM, and one that cannot be rewritten is deleted.
 """
 
-import glob
 import os
 import sqlite3
 from collections.abc import Iterable
 
+from claude_mem import paths
 from claude_mem.recall.common import RecallError, UnknownRecord
 from claude_mem.store import db
 from claude_mem.store.migrations import FTS_COLUMNS
-
-BACKUP_PATTERN = "claude-mem-*.db"
 
 
 def _session_row(conn: sqlite3.Connection, session: str) -> tuple[int, str]:
@@ -124,7 +122,7 @@ def apply(conn: sqlite3.Connection, target: dict) -> None:
 def rewrite_backups(data_dir: str, target: dict) -> dict[str, list[str]]:
     """Apply the same forget to every backup; delete any backup that cannot be rewritten."""
     report: dict[str, list[str]] = {"rewritten": [], "pruned": []}
-    for path in sorted(glob.glob(os.path.join(data_dir, "backups", BACKUP_PATTERN))):
+    for path in paths.list_backups(data_dir):
         try:
             conn = sqlite3.connect(path, isolation_level=None, timeout=10)
             try:

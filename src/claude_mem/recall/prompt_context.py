@@ -10,7 +10,7 @@ import sqlite3
 
 from claude_mem import project as projects
 from claude_mem import settings
-from claude_mem.recall import fts
+from claude_mem.index import fts
 from claude_mem.recall.context import GET_TOOL, local_time
 from claude_mem.recall.sanitize import clean, estimate_tokens
 from claude_mem.store import db

@@ -8,7 +8,7 @@ Results page with limit/offset and report the total; order by relevance, newest 
 import sqlite3
 from collections.abc import Iterable
 
-from claude_mem.recall import fts
+from claude_mem.index import fts
 from claude_mem.recall.common import RecallError, parse_time
 from claude_mem.store.migrations import OBSERVATION_TYPES
 

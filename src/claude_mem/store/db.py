@@ -8,7 +8,8 @@ open; the migrations module is imported only when the database is behind.
 import os
 import sqlite3
 
-DB_FILENAME = "claude-mem.db"
+from claude_mem import paths
+
 HOOK_BUSY_MS = 250
 WORKER_BUSY_MS = 10_000
 
@@ -16,8 +17,7 @@ WORKER_BUSY_MS = 10_000
 SCHEMA_VERSION = 2
 
 
-def db_path(data_dir: str) -> str:
-    return os.path.join(data_dir, DB_FILENAME)
+db_path = paths.db_path
 
 
 def connect(path: str, busy_timeout_ms: int = WORKER_BUSY_MS, migrate: bool = True) -> sqlite3.Connection:
@@ -65,19 +65,33 @@ class transaction:
     """`with transaction(conn):` runs the block in `BEGIN IMMEDIATE` … `COMMIT`, or rolls it back.
 
     IMMEDIATE takes the write lock up front (waiting up to the connection's busy timeout), so a
-    writer never fails half-way on a lock upgrade. A class, not `contextlib`: the hooks use it too.
+    writer never fails half-way on a lock upgrade. Inside an open transaction it nests as a
+    SAVEPOINT: the inner block's failure rolls back only its own writes. A class, not
+    `contextlib`: the hooks use it too.
     """
 
-    __slots__ = ("conn",)
+    __slots__ = ("conn", "savepoint")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        self.savepoint = ""
 
     def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
+        if self.conn.in_transaction:
+            self.savepoint = f"nested_{id(self):x}"
+            self.conn.execute(f"SAVEPOINT {self.savepoint}")
+        else:
+            self.conn.execute("BEGIN IMMEDIATE")
         return self.conn
 
     def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
+        if self.savepoint:
+            if exc_type is None:
+                self.conn.execute(f"RELEASE {self.savepoint}")
+            elif self.conn.in_transaction:
+                self.conn.execute(f"ROLLBACK TO {self.savepoint}")
+                self.conn.execute(f"RELEASE {self.savepoint}")
+            return
         if exc_type is None:
             try:
                 self.conn.execute("COMMIT")

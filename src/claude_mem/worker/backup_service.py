@@ -7,7 +7,7 @@ import logging
 import os
 import time
 
-from claude_mem.worker import backup
+from claude_mem.store import backup
 from claude_mem.worker.context import WorkerContext
 
 log = logging.getLogger("claude_mem.worker")

@@ -25,7 +25,8 @@ import psutil
 import uvicorn
 
 from claude_mem import settings as settings_module
-from claude_mem.worker import backup, discovery
+from claude_mem.runtime import discovery
+from claude_mem.store import backup
 from claude_mem.worker.app import create_app
 from claude_mem.worker.context import WorkerContext
 

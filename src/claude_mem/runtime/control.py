@@ -1,4 +1,8 @@
-"""Start, stop and inspect the worker from the command line (`claude-mem worker …`)."""
+"""Start, stop and inspect the worker from the command line (`claude-mem worker …`).
+
+Stdlib at import time (the runtime package is shared with the hooks); `psutil`, which the worker's
+environment always has, is imported by the functions that inspect other processes.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,8 @@ import sys
 import time
 from dataclasses import dataclass
 
-import psutil
-
 from claude_mem import __version__, settings
-from claude_mem.worker import discovery, launch
+from claude_mem.runtime import discovery, launch
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 40.0
@@ -82,6 +84,8 @@ def is_zombie(pid: int) -> bool:
     """A zombie is dead for our purposes; reap it if it is our own child."""
     with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)
+    import psutil
+
     try:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     except psutil.Error:
@@ -121,6 +125,8 @@ def start(data_dir: str | None = None, timeout: float = START_TIMEOUT) -> tuple[
 
 
 def is_our_worker(pid: int) -> bool:
+    import psutil
+
     try:
         cmdline = " ".join(psutil.Process(pid).cmdline())
     except psutil.Error:
@@ -137,6 +143,8 @@ def stop(data_dir: str | None = None, timeout: float = STOP_TIMEOUT) -> int | No
     if pid is None or gone(pid) or not is_our_worker(pid):
         discovery.remove_info(directory)
         return None
+    import psutil
+
     try:
         tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
     except psutil.Error:

@@ -2,17 +2,14 @@
 
 `append` writes one fsynced JSONL file per record under `<data dir>/spool/` (written to a hidden
 temp name, then renamed: a reader never sees half a line, and concurrent hooks never interleave).
-Only the worker calls `ingest`: it claims each file with an atomic rename, applies its records in
-one transaction with dedup by event key, and deletes it after the commit. A crash at any point
+Only the worker ingests (`store.capture.ingest_spool`): it claims each file with an atomic rename,
+applies its records in one transaction with dedup by event key, and deletes it after the commit. A crash at any point
 leaves either the file or the rows, never neither. Stdlib only.
 """
 
 import json
 import os
-import sqlite3
 import time
-
-from claude_mem.store import db
 
 SPOOL_DIR = "spool"
 SUFFIX = ".jsonl"
@@ -90,29 +87,16 @@ def read_records(path: str) -> tuple[list[dict], int]:
     return records, damaged
 
 
-def ingest(conn: sqlite3.Connection, data_dir: str) -> int:
-    """Move every spooled record into the database; returns how many added rows (duplicates excluded)."""
-    from claude_mem.hooks.capture import apply_record
-
-    added = 0
-    for path in pending_files(data_dir):
-        claimed = path if path.endswith(CLAIMED) else path + CLAIMED
-        if claimed != path:
-            try:
-                os.rename(path, claimed)
-            except FileNotFoundError:
-                continue  # another ingest took it
-        records, damaged = read_records(claimed)
-        with db.transaction(conn):
-            added += sum(1 for record in records if apply_record(conn, record))
-        if damaged:
-            from claude_mem.hooks import diagnostics
-
-            diagnostics.log(data_dir, "spool", f"{damaged} damaged line(s) in {os.path.basename(path)}")
-            diagnostics.quarantine_file(data_dir, "spool", claimed)
-        else:
-            os.unlink(claimed)
-    return added
+def claim(path: str) -> str | None:
+    """Take a pending file for ingestion (atomic rename); None when another ingest took it."""
+    if path.endswith(CLAIMED):
+        return path  # claimed by an ingest that died: ours to finish
+    claimed = path + CLAIMED
+    try:
+        os.rename(path, claimed)
+    except FileNotFoundError:
+        return None
+    return claimed
 
 
 def count(data_dir: str) -> int:

@@ -8,9 +8,9 @@ import fcntl
 import json
 import os
 
-INFO_FILENAME = "worker.json"
-LOCK_FILENAME = "worker.lock"
-RECOVERY_FILENAME = "recovery.json"
+from claude_mem.paths import RECOVERY_FILENAME
+from claude_mem.paths import WORKER_INFO as INFO_FILENAME
+from claude_mem.paths import WORKER_LOCK as LOCK_FILENAME
 
 
 def info_path(data_dir: str) -> str:

@@ -97,7 +97,7 @@ def prune(data_dir: str) -> None:
 
 def capture_report(data_dir: str) -> dict[str, object]:
     """What `status` shows about capture: spooled records waiting for the worker, quarantined input."""
-    from claude_mem.hooks import spool
+    from claude_mem.capture import spool
 
     quarantine_dir = os.path.join(data_dir, QUARANTINE_DIR)
     quarantined = len(os.listdir(quarantine_dir)) if os.path.isdir(quarantine_dir) else 0

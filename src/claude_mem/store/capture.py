@@ -1,11 +1,16 @@
-"""Write one capture record: session row, prompt row, event row. The caller owns the transaction.
+"""The capture repository: write one capture record (session, prompt and event rows), ingest the spool.
 
-Used by the hook (inside `BEGIN IMMEDIATE`) and by the worker when it ingests the spool, so a
-spooled record lands exactly as it would have. Stdlib only.
+`apply_record` is used by the hook (inside its one `BEGIN IMMEDIATE`) and by the worker when it
+ingests the spool, so a spooled record lands exactly as it would have. Stdlib only: the hooks
+import it.
 """
 
 import json
+import os
 import sqlite3
+
+from claude_mem.capture import diagnostics, spool
+from claude_mem.store import db
 
 _UPSERT_SESSION = """
 INSERT INTO sessions (content_session_id, project, cwd, started_at, last_activity_at)
@@ -82,3 +87,40 @@ def apply_record(conn: sqlite3.Connection, record: dict) -> bool:
             " THEN 'completed' ELSE status END WHERE id = ?", (record["captured_at"], session_id)
         )
     return _insert_event(conn, record, session_id, number or None, payload)
+
+
+# A record that fails with one of these is bad (it would fail every time): quarantined, not retried.
+# Anything else (a busy or damaged database) leaves the file for the next ingest.
+_BAD_RECORD = (sqlite3.IntegrityError, sqlite3.InterfaceError, KeyError, TypeError, ValueError, AttributeError)
+
+
+def ingest_spool(conn: sqlite3.Connection, data_dir: str) -> int:
+    """Move every spooled record into the database; returns how many added rows (duplicates excluded).
+
+    Each file commits in one transaction, each record in a savepoint of it: a record that cannot
+    be stored is left out, its file kept in `quarantine/` with a log line, and the rest go in.
+    """
+    added = 0
+    for path in spool.pending_files(data_dir):
+        claimed = spool.claim(path)
+        if claimed is None:
+            continue  # another ingest took it
+        records, damaged = spool.read_records(claimed)
+        rejected: list[str] = []
+        with db.transaction(conn):
+            for record in records:
+                try:
+                    with db.transaction(conn):
+                        added += bool(apply_record(conn, record))
+                except _BAD_RECORD as exc:
+                    rejected.append(f"{record.get('kind')} record: {type(exc).__name__}: {exc}")
+        name = os.path.basename(path)
+        if damaged:
+            diagnostics.log(data_dir, "spool", f"{damaged} damaged line(s) in {name}")
+        for problem in rejected:
+            diagnostics.log(data_dir, "spool", f"cannot store a {problem} (in {name})")
+        if damaged or rejected:
+            diagnostics.quarantine_file(data_dir, "spool", claimed)
+        else:
+            os.unlink(claimed)
+    return added

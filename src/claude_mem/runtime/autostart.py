@@ -13,7 +13,7 @@ import time
 
 from claude_mem import __version__
 from claude_mem import settings as settings_module
-from claude_mem.worker import discovery
+from claude_mem.runtime import discovery
 
 HEALTH_TIMEOUT = 0.5
 WORKER_PACKAGES = ("starlette", "uvicorn", "psutil")
@@ -83,7 +83,7 @@ def _restart_once(directory: str, values: dict, info: dict, running_version: str
         handle.write(__version__ + "\n")
     import signal
 
-    from claude_mem.worker import launch
+    from claude_mem.runtime import launch
 
     try:
         os.kill(info["pid"], signal.SIGTERM)
@@ -103,7 +103,7 @@ def _spawn(directory: str, values: dict) -> str:
     fd = discovery.try_lock(directory)
     if fd is None:
         return "starting"  # a worker (or its venv build) holds the lock
-    from claude_mem.worker import launch  # subprocess costs milliseconds: only when spawning
+    from claude_mem.runtime import launch  # subprocess costs milliseconds: only when spawning
     try:
         chosen = _worker_command(directory, values, fd)
         if chosen is None:
@@ -129,7 +129,7 @@ def venv_python(directory: str) -> str:
 def venv_stamp() -> str:
     """What the venv was built from: our version and the checkout's pyproject.toml (its dependencies),
     so a venv built before a dependency was added is rebuilt rather than half-working."""
-    from claude_mem.hooks.digest import sha256_hex
+    from claude_mem.capture.digest import sha256_hex
 
     try:
         with open(os.path.join(os.path.dirname(PACKAGE_PARENT), "pyproject.toml"), "rb") as handle:
@@ -149,7 +149,7 @@ def venv_ready(directory: str) -> bool:
 
 def _worker_command(directory: str, values: dict, fd: int | None = None) -> tuple | None:
     """(argv, PYTHONPATH) of a worker this machine can run now, or None when a venv must be built."""
-    from claude_mem.worker import launch
+    from claude_mem.runtime import launch
 
     if has_worker_packages():
         checkout = os.path.exists(os.path.join(os.path.dirname(PACKAGE_PARENT), "pyproject.toml"))
@@ -166,9 +166,9 @@ def _bootstrap(directory: str, values: dict, fd: int) -> str:
             return "venv build failed recently; see logs/hooks.log"
     except OSError:
         pass
-    from claude_mem.worker import launch
+    from claude_mem.runtime import launch
 
-    code = "import sys; sys.path.insert(0, sys.argv[1]); from claude_mem.hooks.autostart import bootstrap; " \
+    code = "import sys; sys.path.insert(0, sys.argv[1]); from claude_mem.runtime.autostart import bootstrap; " \
            "sys.exit(bootstrap(sys.argv[2], int(sys.argv[3])))"
     env = launch.scrubbed_env(dict(os.environ), str(values.get("anthropic_base_url") or ""))
     pid = launch.spawn([sys.executable, "-c", code, PACKAGE_PARENT, directory, str(fd)], directory, env, pass_fd=fd)
@@ -204,7 +204,7 @@ def bootstrap(directory: str, lock_fd: int) -> int:
     with open(os.path.join(target, VENV_MARKER), "w", encoding="utf-8") as handle:
         handle.write(venv_stamp() + "\n")
     log_line(directory, "venv ready in %.0f s; starting the worker" % (time.time() - started))
-    from claude_mem.worker import launch
+    from claude_mem.runtime import launch
 
     os.set_inheritable(lock_fd, True)
     argv = launch.worker_argv(venv_python(directory), lock_fd)

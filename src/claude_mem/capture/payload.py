@@ -149,7 +149,7 @@ def capped(value: object, limit: int) -> object:
 
 def event_key(session_id: str, kind: str, payload: dict, turn: str | None) -> str:
     """Dedup key (DESIGN §3): the hash of session + kind + payload (+ the turn it belongs to)."""
-    from claude_mem.hooks.digest import sha256_hex
+    from claude_mem.capture.digest import sha256_hex
 
     body = json.dumps([session_id, kind, payload, turn], sort_keys=True, ensure_ascii=False)
     return "h:" + sha256_hex(body.encode("utf-8", "replace"))

@@ -13,39 +13,24 @@ import sqlite3
 import time
 from urllib.parse import quote
 
+from claude_mem import paths
 from claude_mem.store import db
-from claude_mem.worker import discovery
-from claude_mem.worker.salvage import salvage_capture
+from claude_mem.store.salvage import salvage_capture
 
 log = logging.getLogger("claude_mem.worker")
 
-BACKUP_DIR = "backups"
-PREFIX = "claude-mem-"
-SUFFIX = ".db"
-STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 
 
 class BackupError(Exception):
     """A snapshot or restore could not be made; the message says why."""
 
 
-def backups_dir(data_dir: str) -> str:
-    return os.path.join(data_dir, BACKUP_DIR)
+backups_dir = paths.backups_dir
+list_backups = paths.list_backups
 
 
 def utc_stamp(when: float | None = None) -> str:
-    return time.strftime(STAMP_FORMAT, time.gmtime(time.time() if when is None else when))
-
-
-def list_backups(data_dir: str) -> list[str]:
-    """Snapshot paths, oldest first (the UTC stamp in the name sorts chronologically)."""
-    directory = backups_dir(data_dir)
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        return []
-    chosen = [name for name in names if name.startswith(PREFIX) and name.endswith(SUFFIX)]
-    return [os.path.join(directory, name) for name in sorted(chosen)]
+    return time.strftime(paths.BACKUP_STAMP, time.gmtime(time.time() if when is None else when))
 
 
 def check_database(path: str, require_schema: bool = True) -> str | None:
@@ -79,7 +64,7 @@ def snapshot(data_dir: str, keep: int) -> str:
         raise BackupError(f"no database to back up at {source}")
     directory = backups_dir(data_dir)
     os.makedirs(directory, mode=0o700, exist_ok=True)
-    target = os.path.join(directory, f"{PREFIX}{utc_stamp()}{SUFFIX}")
+    target = os.path.join(directory, paths.backup_name(utc_stamp()))
     temp = f"{target}.{os.getpid()}.tmp"
     conn = db.connect(source)
     try:
@@ -183,7 +168,7 @@ def recover_if_corrupt(data_dir: str) -> dict[str, object] | None:
         "DATABASE CORRUPT (%s): moved to %s; %s; salvaged %s", problem, corrupt,
         f"restored newest good backup {restored}" if restored else "no usable backup, starting empty", salvaged,
     )
-    recovery_path = os.path.join(data_dir, discovery.RECOVERY_FILENAME)
+    recovery_path = os.path.join(data_dir, paths.RECOVERY_FILENAME)
     with open(recovery_path + ".tmp", "w", encoding="utf-8") as handle:
         json.dump(record, handle, indent=2, sort_keys=True)
     os.replace(recovery_path + ".tmp", recovery_path)
