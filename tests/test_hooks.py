@@ -6,6 +6,7 @@ import os
 import pytest
 
 from claude_mem.hooks import runner
+from conftest import REPO
 from hook_support import EVENT_HOOK, events, fixture_files, hook_for, load, rows, run_hook
 
 SESSION_EDIT = fixture_files("session-edit")
@@ -219,3 +220,31 @@ def test_installed_entry_point_runs_the_same_hook(data_dir):
     help_text = subprocess.run([entry, "hook", "--help"], capture_output=True, text=True, timeout=60)
     for hook in ("session-start", "user-prompt", "post-tool", "stop", "session-end"):
         assert hook in help_text.stdout
+
+
+@pytest.mark.parametrize("how", ["launcher", "entry point"])
+def test_hook_without_a_name_prints_usage_and_exits_0(how):
+    """No hook name is a mistake a user makes by hand: usage on stderr, exit 0, no click import."""
+    import subprocess
+    import sys
+
+    if how == "launcher":
+        argv = ["python3", "-I", "-S", os.path.join(REPO, "scripts", "hook.py")]
+    else:
+        argv = [os.path.join(os.path.dirname(sys.executable), "claude-mem"), "hook"]
+    result = subprocess.run(argv, input=b"", capture_output=True, timeout=60)
+    assert result.returncode == 0
+    assert result.stdout == b""
+    assert b"Usage: claude-mem hook NAME" in result.stderr and b"session-start" in result.stderr
+    assert b"Traceback" not in result.stderr
+
+
+def test_hook_usage_does_not_import_click():
+    import subprocess
+
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from claude_mem.hooks.runner import run_from_argv;"
+            " run_from_argv([]); run_from_argv(['--help']); print('click' in sys.modules, 'rich' in sys.modules)")
+    result = subprocess.run(["python3", "-I", "-S", "-c", code, os.path.join(REPO, "src")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "False False"

@@ -1,45 +1,13 @@
-"""The `claude-mem` command line. Each concern lives in its own module and registers here."""
+"""The `claude-mem` command line. Each concern lives in its own module and registers on the group."""
 
-import sqlite3
+from claude_mem.cli import hook as _hook  # noqa: F401  (importing a module registers its commands)
+from claude_mem.cli import mcp_cmd as _mcp  # noqa: F401
+from claude_mem.cli import queue as _queue  # noqa: F401
+from claude_mem.cli import recall as _recall  # noqa: F401
+from claude_mem.cli import settings_cmd as _settings  # noqa: F401
+from claude_mem.cli import status as _status  # noqa: F401
+from claude_mem.cli import viewer as _viewer  # noqa: F401
+from claude_mem.cli import worker as _worker  # noqa: F401
+from claude_mem.cli.group import cli
 
-import click
-
-from claude_mem import __version__
-from claude_mem.settings import SettingsError
-
-
-class CLIGroup(click.Group):
-    """Translates domain errors into one clear line and exit code 1, once, at the edge."""
-
-    def invoke(self, ctx: click.Context) -> object:
-        try:
-            return super().invoke(ctx)
-        except SettingsError as exc:
-            raise click.ClickException(str(exc)) from exc
-        except sqlite3.DatabaseError as exc:
-            raise click.ClickException(f"database error: {exc}") from exc
-        except OSError as exc:  # e.g. a data dir that is a file, or not writable
-            where = f": {exc.filename}" if exc.filename else ""
-            raise click.ClickException(f"{exc.strerror or exc}{where}") from exc
-
-
-@click.group(cls=CLIGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "-V", "--version", prog_name="claude-mem")
-def cli() -> None:
-    """Persistent memory for Claude Code.
-
-    Hooks capture what happens in your Claude Code sessions, a background worker compresses it
-    into short observations, and every new session starts with an index of what was learned.
-
-    Data lives in ~/.claude-mem-py (set CLAUDE_MEM_DATA_DIR to move it).
-    """
-
-
-from claude_mem.cli import status as _status  # noqa: E402,F401  (registers commands)
-from claude_mem.cli import settings_cmd as _settings  # noqa: E402,F401
-from claude_mem.cli import worker as _worker  # noqa: E402,F401
-from claude_mem.cli import recall as _recall  # noqa: E402,F401
-from claude_mem.cli import queue as _queue  # noqa: E402,F401
-from claude_mem.cli import hook as _hook  # noqa: E402,F401
-from claude_mem.cli import mcp_cmd as _mcp  # noqa: E402,F401
-from claude_mem.cli import viewer as _viewer  # noqa: E402,F401
+__all__ = ["cli"]

@@ -12,14 +12,38 @@ import os
 import sys
 
 from claude_mem import settings
+from claude_mem.domain import TURN_KINDS
 from claude_mem.capture import diagnostics, payload
 from claude_mem.capture.payload import BadInput, Unregistered
 
 HELP_FLAGS = ("-h", "--help")
+# hook command -> what it does; `claude-mem hook --help` and the click group (cli/hook.py) show it.
+HOOK_HELP = {
+    "session-start": (
+        "SessionStart (startup, resume, clear, compact): record the session and print the memory "
+        "context as Claude Code's JSON (hookSpecificOutput.additionalContext)."
+    ),
+    "user-prompt": (
+        "UserPromptSubmit: store the prompt (numbered per session, <private> parts removed, secrets "
+        "redacted) and queue it for the observer. A fully private prompt makes the whole turn private."
+    ),
+    "post-tool": (
+        "PostToolUse and PostToolUseFailure: queue the tool call with its input and output or error "
+        "(cleaned and capped at max_field_chars). Tools in skip_tools are ignored."
+    ),
+    "stop": "Stop: queue a summary request for the turn, with Claude's last message.",
+    "session-end": "SessionEnd: queue the session's end and mark it completed; finishes well under 1.5 s.",
+}
+HOOK_INTRO = (
+    "Claude Code hooks: read the hook JSON on stdin, capture it, exit 0.\n\n"
+    "Installed by the plugin (hooks/hooks.json) or by hand in Claude Code settings. Every hook "
+    "always exits 0 and prints nothing but its JSON; bad input is logged to logs/hooks.log and a "
+    "cleaned copy kept in quarantine/. When the database is busy for more than 250 ms the event "
+    "is written to spool/ and the worker picks it up later. Projects matching excluded_projects "
+    "are never captured."
+)
 # A raw payload bigger than this is reported (its fields are cut to `max_field_chars` and stored).
 OVERSIZED_BYTES = 1_000_000
-# Kinds that belong to a turn, and are dropped when that turn's prompt was fully private.
-TURN_KINDS = ("tool", "tool_failure", "summarize")
 
 
 def _stderr(hook: str, message: str) -> None:
@@ -164,12 +188,30 @@ def handle(hook: str, raw: bytes, env: dict) -> int:
     return 0
 
 
+def usage(hook: str | None = None) -> str:
+    """`claude-mem hook --help` (or `hook NAME --help`) as plain text."""
+    from textwrap import fill
+
+    if hook is not None:
+        return f"Usage: claude-mem hook {hook}\n\n{fill(HOOK_HELP[hook], 96, initial_indent='  ', subsequent_indent='  ')}" \
+               "\n\n  Reads the hook payload (JSON) on stdin.\n"
+    width = max(len(name) for name in HOOK_HELP)
+    lines = ["Usage: claude-mem hook NAME  (the payload JSON on stdin)", ""]
+    lines += [fill(part, 96, initial_indent="  ", subsequent_indent="  ") + "\n" for part in HOOK_INTRO.split("\n\n")]
+    lines.append("Hooks:")
+    lines += [fill(text, 100, initial_indent=f"  {name.ljust(width)}  ", subsequent_indent=" " * (width + 4))
+              for name, text in HOOK_HELP.items()]
+    return "\n".join(lines) + "\n"
+
+
 def run_from_argv(argv: list[str]) -> int:
     """Entry for `claude-mem hook …` and the plugin launcher. Exit code 0, whatever happens."""
     if not argv or argv[0] in HELP_FLAGS or any(arg in HELP_FLAGS for arg in argv[1:]):
-        from claude_mem.cli import cli  # help text lives with the click group (cli/hook.py)
-
-        cli.main(["hook", *argv], prog_name="claude-mem")
+        # Usage without click (the plugin runs this with `python3 -I -S`, where click is absent):
+        # asked for, on stdout; a call with no hook name is a mistake, so on stderr. Exit 0 either way.
+        stream = sys.stdout if argv else sys.stderr
+        stream.write(usage(argv[0] if argv and argv[0] in payload.HOOK_EVENTS else None))
+        stream.flush()
         return 0
     hook = argv[0]
     if os.environ.get("CLAUDE_MEM_OBSERVER_CHILD"):

@@ -2,20 +2,21 @@
 
 WAL, foreign keys, `synchronous=NORMAL` and `secure_delete` are set here for everyone; the caller
 chooses `busy_timeout` (short for hooks, long for the worker). The schema is brought up to date on
-open; the migrations module is imported only when the database is behind.
+open (one PRAGMA when it already is).
 """
 
 import os
 import sqlite3
 
 from claude_mem import paths
+from claude_mem.store.migrations import SCHEMA_VERSION
+from claude_mem.store.migrations import migrate as migrate_schema
+from claude_mem.store.transaction import transaction
+
+__all__ = ["SCHEMA_VERSION", "connect", "connect_readonly", "db_path", "schema_version", "transaction"]
 
 HOOK_BUSY_MS = 250
 WORKER_BUSY_MS = 10_000
-
-# Number of migrations in store/migrations.py; kept here so an up-to-date database costs one PRAGMA.
-SCHEMA_VERSION = 2
-
 
 db_path = paths.db_path
 
@@ -38,9 +39,7 @@ def connect(path: str, busy_timeout_ms: int = WORKER_BUSY_MS, migrate: bool = Tr
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA secure_delete = ON")
         if migrate and conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
-            from claude_mem.store.migrations import migrate as apply_migrations
-
-            apply_migrations(conn)
+            migrate_schema(conn)
     except BaseException:
         conn.close()
         raise
@@ -59,49 +58,6 @@ def connect_readonly(path: str, busy_timeout_ms: int = WORKER_BUSY_MS) -> sqlite
     )
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     return conn
-
-
-class transaction:
-    """`with transaction(conn):` runs the block in `BEGIN IMMEDIATE` … `COMMIT`, or rolls it back.
-
-    IMMEDIATE takes the write lock up front (waiting up to the connection's busy timeout), so a
-    writer never fails half-way on a lock upgrade. Inside an open transaction it nests as a
-    SAVEPOINT: the inner block's failure rolls back only its own writes. A class, not
-    `contextlib`: the hooks use it too.
-    """
-
-    __slots__ = ("conn", "savepoint")
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.savepoint = ""
-
-    def __enter__(self) -> sqlite3.Connection:
-        if self.conn.in_transaction:
-            self.savepoint = f"nested_{id(self):x}"
-            self.conn.execute(f"SAVEPOINT {self.savepoint}")
-        else:
-            self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
-        if self.savepoint:
-            if exc_type is None:
-                self.conn.execute(f"RELEASE {self.savepoint}")
-            elif self.conn.in_transaction:
-                self.conn.execute(f"ROLLBACK TO {self.savepoint}")
-                self.conn.execute(f"RELEASE {self.savepoint}")
-            return
-        if exc_type is None:
-            try:
-                self.conn.execute("COMMIT")
-                return
-            except BaseException:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-                raise
-        if self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

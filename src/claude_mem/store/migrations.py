@@ -1,17 +1,21 @@
 """Schema migrations: an ordered list of small named functions, each applied once in a transaction.
 
 `schema_migrations` records what ran; `PRAGMA user_version` mirrors the count so that `connect()`
-can tell an up-to-date database with a single PRAGMA. Never edit a released migration: add one.
+can tell an up-to-date database with a single PRAGMA. Each migration is literal SQL: it never
+builds statements from constants other modules import, so editing such a constant cannot rewrite
+a released migration. Never edit a released migration: add one.
 """
 
 import sqlite3
-from collections.abc import Callable
 
-from claude_mem.store import db
+from claude_mem.store.transaction import transaction
 
-Migration = Callable[[sqlite3.Connection], None]
-
-OBSERVATION_TYPES = ("bugfix", "feature", "refactor", "change", "discovery", "decision")
+# What m002 created (read by `forget` to optimise every index); describes, never builds, a migration.
+FTS_COLUMNS: dict[str, tuple[str, ...]] = {
+    "observations": ("title", "subtitle", "narrative", "facts", "concepts"),
+    "summaries": ("request", "investigated", "learned", "completed", "next_steps", "notes"),
+    "prompts": ("text",),
+}
 
 
 def run_script(conn: sqlite3.Connection, script: str) -> None:
@@ -31,10 +35,9 @@ def run_script(conn: sqlite3.Connection, script: str) -> None:
 
 def m001_initial(conn: sqlite3.Connection) -> None:
     """Capture tables (written by hooks) and derived tables (written by the worker)."""
-    types = ", ".join(f"'{name}'" for name in OBSERVATION_TYPES)
     run_script(
         conn,
-        f"""
+        """
         CREATE TABLE sessions (
             id INTEGER PRIMARY KEY,
             content_session_id TEXT NOT NULL UNIQUE,
@@ -85,7 +88,7 @@ def m001_initial(conn: sqlite3.Connection) -> None:
             id INTEGER PRIMARY KEY,
             session_id INTEGER REFERENCES sessions (id) ON DELETE CASCADE,
             project TEXT NOT NULL,
-            type TEXT NOT NULL CHECK (type IN ({types})),
+            type TEXT NOT NULL CHECK (type IN ('bugfix', 'feature', 'refactor', 'change', 'discovery', 'decision')),
             title TEXT NOT NULL,
             subtitle TEXT,
             narrative TEXT NOT NULL,
@@ -129,52 +132,71 @@ def m001_initial(conn: sqlite3.Connection) -> None:
             created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
         );
         CREATE INDEX summaries_project ON summaries (project, created_at);
-        """
+        """,
     )
-
-
-def _fts(conn: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:
-    """An external-content FTS5 index over `table`, kept in sync by triggers."""
-    cols = ", ".join(columns)
-    new = ", ".join(f"new.{c}" for c in columns)
-    old = ", ".join(f"old.{c}" for c in columns)
-    run_script(
-        conn,
-        f"""
-        CREATE VIRTUAL TABLE {table}_fts USING fts5(
-            {cols}, content='{table}', content_rowid='id',
-            tokenize='porter unicode61 remove_diacritics 2'
-        );
-        CREATE TRIGGER {table}_fts_insert AFTER INSERT ON {table} BEGIN
-            INSERT INTO {table}_fts (rowid, {cols}) VALUES (new.id, {new});
-        END;
-        CREATE TRIGGER {table}_fts_delete AFTER DELETE ON {table} BEGIN
-            INSERT INTO {table}_fts ({table}_fts, rowid, {cols}) VALUES ('delete', old.id, {old});
-        END;
-        CREATE TRIGGER {table}_fts_update AFTER UPDATE OF {cols} ON {table} BEGIN
-            INSERT INTO {table}_fts ({table}_fts, rowid, {cols}) VALUES ('delete', old.id, {old});
-            INSERT INTO {table}_fts (rowid, {cols}) VALUES (new.id, {new});
-        END;
-        INSERT INTO {table}_fts ({table}_fts) VALUES ('rebuild');
-        """
-    )
-
-
-FTS_COLUMNS: dict[str, tuple[str, ...]] = {
-    "observations": ("title", "subtitle", "narrative", "facts", "concepts"),
-    "summaries": ("request", "investigated", "learned", "completed", "next_steps", "notes"),
-    "prompts": ("text",),
-}
 
 
 def m002_fts(conn: sqlite3.Connection) -> None:
-    """Full-text search over observations, summaries and prompts."""
-    for table, columns in FTS_COLUMNS.items():
-        _fts(conn, table, columns)
+    """Full-text search (FTS5, external content kept in sync by triggers) over observations,
+    summaries and prompts."""
+    run_script(
+        conn,
+        """
+        CREATE VIRTUAL TABLE observations_fts USING fts5(
+            title, subtitle, narrative, facts, concepts, content='observations', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER observations_fts_insert AFTER INSERT ON observations BEGIN
+            INSERT INTO observations_fts (rowid, title, subtitle, narrative, facts, concepts) VALUES (new.id, new.title, new.subtitle, new.narrative, new.facts, new.concepts);
+        END;
+        CREATE TRIGGER observations_fts_delete AFTER DELETE ON observations BEGIN
+            INSERT INTO observations_fts (observations_fts, rowid, title, subtitle, narrative, facts, concepts) VALUES ('delete', old.id, old.title, old.subtitle, old.narrative, old.facts, old.concepts);
+        END;
+        CREATE TRIGGER observations_fts_update AFTER UPDATE OF title, subtitle, narrative, facts, concepts ON observations BEGIN
+            INSERT INTO observations_fts (observations_fts, rowid, title, subtitle, narrative, facts, concepts) VALUES ('delete', old.id, old.title, old.subtitle, old.narrative, old.facts, old.concepts);
+            INSERT INTO observations_fts (rowid, title, subtitle, narrative, facts, concepts) VALUES (new.id, new.title, new.subtitle, new.narrative, new.facts, new.concepts);
+        END;
+        INSERT INTO observations_fts (observations_fts) VALUES ('rebuild');
+
+        CREATE VIRTUAL TABLE summaries_fts USING fts5(
+            request, investigated, learned, completed, next_steps, notes, content='summaries', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER summaries_fts_insert AFTER INSERT ON summaries BEGIN
+            INSERT INTO summaries_fts (rowid, request, investigated, learned, completed, next_steps, notes) VALUES (new.id, new.request, new.investigated, new.learned, new.completed, new.next_steps, new.notes);
+        END;
+        CREATE TRIGGER summaries_fts_delete AFTER DELETE ON summaries BEGIN
+            INSERT INTO summaries_fts (summaries_fts, rowid, request, investigated, learned, completed, next_steps, notes) VALUES ('delete', old.id, old.request, old.investigated, old.learned, old.completed, old.next_steps, old.notes);
+        END;
+        CREATE TRIGGER summaries_fts_update AFTER UPDATE OF request, investigated, learned, completed, next_steps, notes ON summaries BEGIN
+            INSERT INTO summaries_fts (summaries_fts, rowid, request, investigated, learned, completed, next_steps, notes) VALUES ('delete', old.id, old.request, old.investigated, old.learned, old.completed, old.next_steps, old.notes);
+            INSERT INTO summaries_fts (rowid, request, investigated, learned, completed, next_steps, notes) VALUES (new.id, new.request, new.investigated, new.learned, new.completed, new.next_steps, new.notes);
+        END;
+        INSERT INTO summaries_fts (summaries_fts) VALUES ('rebuild');
+
+        CREATE VIRTUAL TABLE prompts_fts USING fts5(
+            text, content='prompts', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER prompts_fts_insert AFTER INSERT ON prompts BEGIN
+            INSERT INTO prompts_fts (rowid, text) VALUES (new.id, new.text);
+        END;
+        CREATE TRIGGER prompts_fts_delete AFTER DELETE ON prompts BEGIN
+            INSERT INTO prompts_fts (prompts_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        CREATE TRIGGER prompts_fts_update AFTER UPDATE OF text ON prompts BEGIN
+            INSERT INTO prompts_fts (prompts_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            INSERT INTO prompts_fts (rowid, text) VALUES (new.id, new.text);
+        END;
+        INSERT INTO prompts_fts (prompts_fts) VALUES ('rebuild');
+
+        """,
+    )
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_fts]
-assert len(MIGRATIONS) == db.SCHEMA_VERSION, "update db.SCHEMA_VERSION with MIGRATIONS"
+MIGRATIONS = [m001_initial, m002_fts]
+# The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
+SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def _ensure_record_table(conn: sqlite3.Connection) -> None:
@@ -204,7 +226,7 @@ def migrate(conn: sqlite3.Connection, target: int | None = None) -> list[str]:
     target = len(MIGRATIONS) if target is None else target
     done: list[str] = []
     for version, migration in enumerate(MIGRATIONS[:target], start=1):
-        with db.transaction(conn):
+        with transaction(conn):
             _ensure_record_table(conn)
             current = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
             if current >= version:
