@@ -2,7 +2,7 @@
 
 import click
 
-from claude_mem.cli import cli
+from claude_mem.cli.group import cli
 
 
 @cli.command()

@@ -6,7 +6,7 @@ import click
 from rich.table import Table
 
 from claude_mem import settings
-from claude_mem.cli import cli
+from claude_mem.cli.group import cli
 from claude_mem.cli.output import console, emit_json
 from claude_mem.observer import queue as event_queue
 from claude_mem.store import db, stats

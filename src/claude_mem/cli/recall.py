@@ -12,7 +12,7 @@ from rich.text import Text
 
 from claude_mem import project as projects
 from claude_mem import settings
-from claude_mem.cli import cli
+from claude_mem.cli.group import cli
 from claude_mem.cli.output import console, emit_json
 from claude_mem.recall import context as session_context
 from claude_mem.recall import forget as forgetting
@@ -23,7 +23,7 @@ from claude_mem.recall.remember import remember as store_note
 from claude_mem.recall.search import KINDS, ORDERS, search as run_search
 from claude_mem.recall.timeline import timeline as run_timeline
 from claude_mem.store import db
-from claude_mem.store.migrations import OBSERVATION_TYPES
+from claude_mem.domain import OBSERVATION_TYPES
 
 
 def recall_errors(command: Callable) -> Callable:

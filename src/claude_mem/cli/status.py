@@ -4,7 +4,7 @@ import click
 from rich.table import Table
 
 from claude_mem import settings
-from claude_mem.cli import cli
+from claude_mem.cli.group import cli
 from claude_mem.cli.output import console, emit_json, human_bytes
 from claude_mem.cli.worker import describe_report, worker_report
 from claude_mem.capture.diagnostics import capture_report

@@ -6,7 +6,7 @@ import webbrowser
 
 import click
 
-from claude_mem.cli import cli
+from claude_mem.cli.group import cli
 from claude_mem.runtime import control
 
 

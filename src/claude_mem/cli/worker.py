@@ -7,7 +7,7 @@ import os
 import click
 
 from claude_mem import settings
-from claude_mem.cli import cli
+from claude_mem.cli.group import cli
 from claude_mem.cli.output import console, emit_json, human_bytes
 from claude_mem.runtime import control, discovery
 from claude_mem.store import backup

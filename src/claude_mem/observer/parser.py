@@ -13,7 +13,7 @@ import logging
 import re
 from dataclasses import dataclass, field
 
-from claude_mem.store.migrations import OBSERVATION_TYPES
+from claude_mem.domain import OBSERVATION_TYPES
 
 log = logging.getLogger("claude_mem.observer")
 

@@ -6,7 +6,7 @@ import sqlite3
 
 from claude_mem.recall.common import RecallError, row_dict
 from claude_mem.store import db
-from claude_mem.store.migrations import OBSERVATION_TYPES
+from claude_mem.domain import OBSERVATION_TYPES
 
 MAX_TEXT_CHARS = 20_000
 TITLE_CHARS = 100

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from claude_mem.index import fts
 from claude_mem.recall.common import RecallError, parse_time
-from claude_mem.store.migrations import OBSERVATION_TYPES
+from claude_mem.domain import OBSERVATION_TYPES
 
 KINDS = ("observation", "summary", "prompt")
 ORDERS = ("relevance", "newest", "oldest")

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from claude_mem.recall.common import RecallError, parse_time, resolve_project
 from claude_mem.recall.search import MAX_LIMIT
 from claude_mem.store import db
-from claude_mem.store.migrations import OBSERVATION_TYPES
+from claude_mem.domain import OBSERVATION_TYPES
 from claude_mem.worker.context import WorkerContext
 
 T = TypeVar("T")
