@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 # Debian packages the tests need; installed by scripts/system-deps.sh when missing.
 SYSTEM_PACKAGES := chromium
 
-.PHONY: demo test bench clean
+.PHONY: demo test check bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,9 +17,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
 
-test: $(STAMP)
+# The gates: a linter and a type checker, clean on src/ (and the linter on tests/ and bench/).
+check: $(STAMP)
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/mypy
+
+test: $(STAMP) check
 	bash scripts/system-deps.sh $(SYSTEM_PACKAGES)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -156,3 +156,39 @@ def test_status_counts_spooled_and_quarantined(data_dir):
     assert (capture["spooled"], capture["quarantined"]) == (1, 1)
     text = " ".join(CliRunner().invoke(cli, ["status"]).output.split())  # rich wraps long lines
     assert "1 event(s) spooled" in text and "1 bad input(s) quarantined" in text
+
+
+def _spool_raw(data_dir, name: str, records: list) -> str:
+    path = os.path.join(data_dir, "spool", name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.writelines(json.dumps(record) + "\n" for record in records)
+    return path
+
+
+def test_a_record_that_cannot_be_stored_is_quarantined_and_the_rest_ingested(data_dir):
+    """Regression: one bad record used to stop the ingestion of every later record, for good."""
+    payload = load("session-edit/06-PostToolUse.Bash.json")
+    with write_lock(data_dir, 30):
+        run_hook("post-tool", payload)
+        run_hook("post-tool", {**payload, "tool_use_id": "toolu_later"})
+    [good, later] = spool.pending_files(str(data_dir))
+    record = json.loads(open(good, encoding="utf-8").read())
+    # Sorted before the good files: a kind the schema refuses, and a prompt without its text.
+    _spool_raw(data_dir, "00000000000000000001-1-1.jsonl",
+               [{**record, "kind": "no-such-kind", "event_key": "bad-kind"}])
+    _spool_raw(data_dir, "00000000000000000002-1-1.jsonl",
+               [{**record, "kind": "prompt", "payload": {}, "event_key": "bad-prompt"},
+                {**record, "event_key": "toolu_beside_the_bad_one"}])
+    conn = worker_connection(data_dir)
+    try:
+        assert capture.ingest_spool(conn, str(data_dir)) == 3
+        assert capture.ingest_spool(conn, str(data_dir)) == 0  # nothing left that blocks
+    finally:
+        conn.close()
+    assert spool.pending_files(str(data_dir)) == []
+    assert sorted(e["event_key"] for e in events(data_dir)) == sorted(
+        [payload["tool_use_id"], "toolu_later", "toolu_beside_the_bad_one"])
+    assert len(os.listdir(data_dir / "quarantine")) == 2
+    log = open(os.path.join(data_dir, "logs", "hooks.log"), encoding="utf-8").read()
+    assert "cannot store a no-such-kind record" in log and "cannot store a prompt record" in log

@@ -4,7 +4,6 @@ types, record references (`#12`, `S3`, `P7`) and the observer providers.
 Stdlib only and import-light (no typing, dataclasses or datetime at import): the hooks use it.
 """
 
-import re
 import time
 
 # -- timestamps -----------------------------------------------------------------------------------
@@ -43,7 +42,7 @@ OBSERVATION_TYPES = ("bugfix", "feature", "refactor", "change", "discovery", "de
 
 RECORD_KINDS = ("observation", "summary", "prompt")
 REF_PREFIX = {"observation": "#", "summary": "S", "prompt": "P"}
-_REF = re.compile(r"(#|[SsPp])?(\d+)")
+_REF_PATTERN = r"(#|[SsPp])?(\d+)"
 
 
 class RecallError(ValueError):
@@ -60,12 +59,16 @@ def ref(kind: str, row_id: int) -> str:
 
 
 def is_ref(text: str) -> bool:
-    return _REF.fullmatch(str(text).strip()) is not None
+    import re  # not at import time: the hooks load this module and never need `re`
+
+    return re.fullmatch(_REF_PATTERN, str(text).strip()) is not None
 
 
 def parse_ref(text: object) -> "tuple[str, int]":
     """`12`/`#12` → observation, `S3` → summary, `P7` → prompt."""
-    match = _REF.fullmatch(str(text).strip())
+    import re
+
+    match = re.fullmatch(_REF_PATTERN, str(text).strip())
     if not match:
         raise RecallError(f"not an id: {text!r} (use 12 or #12 for an observation, S3 for a summary, P7 for a prompt)")
     kind = {"s": "summary", "p": "prompt"}.get((match.group(1) or "").lower(), "observation")

@@ -8,6 +8,10 @@ JSON). Formats are matched by their documented prefixes and shapes, so hashes, U
 and base64 blobs pass untouched. Stdlib only: this runs inside every hook.
 """
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `re` is imported lazily (it costs the hook milliseconds); mypy needs the name
+    import re
+
 # (family, literals that must occur for the pattern to match, pattern). Patterns are compiled
 # lazily and only run when one of their literals is present: most text contains none, and a
 # substring test is a hundred times cheaper than a regex scan (the hook budget is milliseconds).
@@ -57,10 +61,10 @@ _NOT_SECRET_VALUES = frozenset(("true", "false", "none", "null", "nil", "yes", "
 _PRIVATE_SPAN = r"<private\s*>.*?(?:</private\s*>|\Z)|</private\s*>"
 _NAME_SPLIT = r"[_.\-]+|(?<=[a-z0-9])(?=[A-Z])"
 
-_compiled: dict[str, object] = {}
+_compiled: "dict[str, re.Pattern[str]]" = {}
 
 
-def _regex(pattern: str) -> "re.Pattern[str]":  # noqa: F821 (string annotation: `re` is imported lazily)
+def _regex(pattern: str) -> "re.Pattern[str]":
     """Compile on first use (importing `re` and compiling ~20 patterns costs milliseconds)."""
     found = _compiled.get(pattern)
     if found is None:

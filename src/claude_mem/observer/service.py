@@ -57,17 +57,21 @@ class ObserverService:
         assert self.pipeline is not None
         pipeline, since_sweep = self.pipeline, SWEEP_SECONDS
         while not pipeline.stopping.is_set():
+            # Two chores, each failing on its own: a spool problem must never stop the idle sweep.
             try:
                 count = await pipeline.db(ingest_spool, self.ctx.data_dir)
                 if count:
                     log.info("ingested %d spooled events", count)
-                if since_sweep >= SWEEP_SECONDS:
-                    since_sweep = 0.0
+            except Exception:
+                log.exception("ingesting the spool failed")
+            if since_sweep >= SWEEP_SECONDS:
+                since_sweep = 0.0
+                try:
                     idle = await pipeline.sweep_idle()
                     if idle:
                         log.info("marked %d idle sessions interrupted", len(idle))
-            except Exception:
-                log.exception("observer housekeeping failed")
+                except Exception:
+                    log.exception("the idle-session sweep failed")
             try:
                 await asyncio.wait_for(pipeline.stopping.wait(), INGEST_SECONDS)
             except asyncio.TimeoutError:
