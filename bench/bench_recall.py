@@ -23,8 +23,9 @@ from datetime import datetime, timedelta, timezone
 
 from claude_mem import settings
 from claude_mem.index import fts
+from claude_mem.index.query import SearchQuery
+from claude_mem.index.search import search
 from claude_mem.recall import context
-from claude_mem.recall.search import search
 from claude_mem.store import db
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -136,13 +137,14 @@ def bench_search(conn, project: str, queries: list[str], rounds: int) -> dict:
     observations = conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0]
     matched = []
     for query in queries:
-        matched.append(search(conn, query, project=project, limit=20)["total"] / observations)  # also warms
+        found = search(conn, SearchQuery.build(query, project=project, limit=20))  # also warms
+        matched.append(found.total / observations)
     bare_sql = ("SELECT rowid, bm25(observations_fts) AS s FROM observations_fts WHERE observations_fts MATCH ?"
                 " ORDER BY s LIMIT 20")
     for _ in range(rounds):
         for query in queries:
             start = time.perf_counter()
-            search(conn, query, project=project, limit=20)
+            search(conn, SearchQuery.build(query, project=project, limit=20))
             times.append((time.perf_counter() - start) * 1000)
             start = time.perf_counter()
             conn.execute(bare_sql, (fts.match_expression(query),)).fetchall()
@@ -182,7 +184,7 @@ def main(argv: list[str]) -> dict:
         data_dir = os.path.join(tmp, "data-50")
         conn = db.connect(db.db_path(data_dir))
         generate(conn, project, 50)
-        built = context.build(conn, project, values=settings.load(data_dir), data_dir=data_dir)
+        built = context.for_session(conn, project, values=settings.load(data_dir), data_dir=data_dir)
         conn.close()
         report["context_50"] = {"tokens": built["tokens"], "rows": built["shown"],
                                 "budget_tokens": settings.DEFAULTS["context_max_tokens"]}

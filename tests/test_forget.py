@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from claude_mem.cli import cli
 from claude_mem.recall import forget as forgetting
-from claude_mem.store import db
-from claude_mem.store import backup
+from claude_mem.recall.remember import remember
+from claude_mem.store import backup, db
 from recall_seed import add_observation, add_prompt, add_session, add_summary, seed_project
 
 PROJECT = "/home/dev/proj"
@@ -85,6 +85,33 @@ def test_forget_one_observation_by_id(store, data_dir):
     assert check.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 2  # only the observation went
     assert check.execute("SELECT COUNT(*) FROM prompts").fetchone()[0] == 1
     check.close()
+
+
+def test_forget_one_observation_keeps_its_twins_of_other_sessions_and_notes(data_dir):
+    """A content hash is unique per session only: forgetting #N must not take its twins along."""
+    conn = db.connect(db.db_path(str(data_dir)))
+    first, second = add_session(conn, "sess-a", PROJECT), add_session(conn, "sess-b", PROJECT)
+    gone = add_observation(conn, PROJECT, "Retry the upload twice", session_id=first)
+    twin = add_observation(conn, PROJECT, "Retry the upload twice", session_id=second)
+    note = remember(conn, "Retry the upload twice", PROJECT)["id"]
+    conn.execute("UPDATE observations SET content_hash = 'same-digest' WHERE id IN (?, ?, ?)", (gone, twin, note))
+    backup.snapshot(str(data_dir), keep=5)
+
+    def survivors(path: str) -> set[int]:
+        check = sqlite3.connect(path)
+        try:
+            return {row[0] for row in check.execute("SELECT id FROM observations WHERE content_hash = 'same-digest'")}
+        finally:
+            check.close()
+
+    report = forgetting.forget(conn, str(data_dir), ids=[gone])
+    assert report["counts"]["observations"] == 1 and len(report["backups"]["rewritten"]) == 1
+    for path in [db.db_path(str(data_dir)), *report["backups"]["rewritten"]]:
+        assert survivors(path) == {twin, note}, path
+    report = forgetting.forget(conn, str(data_dir), ids=[note])  # a manual note: (project, hash, no session)
+    for path in [db.db_path(str(data_dir)), *report["backups"]["rewritten"]]:
+        assert survivors(path) == {twin}, path
+    conn.close()
 
 
 def test_forget_project_and_unreadable_backup_is_pruned(store, data_dir):

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from claude_mem.cli import cli
-from claude_mem.recall import context
+from claude_mem.hooks import runner as hook_runner
 from claude_mem.store import db
 from recall_seed import add_observation, add_session, seed_project
 
@@ -57,10 +57,18 @@ def test_remember_then_context_search_show(runner, conn, tmp_path):
     assert conn.execute("SELECT fetch_count FROM observations WHERE id = ?", (stored["id"],)).fetchone()[0] == 2
 
 
-def test_context_prints_what_the_hook_injects(runner, conn, data_dir):
+def session_start_hook(capsysbinary: pytest.CaptureFixture[bytes], session: str = "s") -> dict:
+    """What the real session-start hook prints for a session starting in PROJECT."""
+    capsysbinary.readouterr()
+    payload = {"session_id": session, "cwd": PROJECT, "source": "startup", "hook_event_name": "SessionStart"}
+    hook_runner.handle("session-start", json.dumps(payload).encode(), {"CLAUDE_PROJECT_DIR": PROJECT})
+    return json.loads(capsysbinary.readouterr().out)
+
+
+def test_context_prints_what_the_hook_injects(runner, conn, data_dir, capsysbinary):
     seed_project(conn, PROJECT, 20)
     printed = run(runner, "context").stdout.rstrip("\n")
-    hook = context.session_start({"session_id": "s", "cwd": PROJECT, "source": "startup"}, str(data_dir))
+    hook = session_start_hook(capsysbinary)
     injected = hook["hookSpecificOutput"]["additionalContext"]
     strip_header = lambda text: text.split("\n", 1)[1]  # noqa: E731  (the header carries the minute)
     assert strip_header(printed) == strip_header(injected)
@@ -68,6 +76,15 @@ def test_context_prints_what_the_hook_injects(runner, conn, data_dir):
     assert as_json["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     resumed = run(runner, "context", "--source", "resume", "--session", "s").stdout
     assert "Nothing new was stored" in resumed
+
+
+def test_context_json_of_an_empty_project_is_the_hooks_output(runner, conn, capsysbinary):
+    seed_project(conn, "/home/dev/elsewhere", 3)  # memory of another project only
+    before = json.loads(run(runner, "context", "--json").stdout)
+    hook = session_start_hook(capsysbinary)
+    after = json.loads(run(runner, "context", "--json").stdout)
+    assert before == hook == after
+    assert hook["hookSpecificOutput"]["additionalContext"].startswith("claude-mem: no memory stored yet for project proj.")
 
 
 def test_timeline_table_and_json(runner, conn):

@@ -5,8 +5,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from claude_mem.index import fts
+from claude_mem.index.query import SearchQuery
+from claude_mem.index.search import search as run_search
 from claude_mem.recall.common import RecallError
-from claude_mem.recall.search import search
 from claude_mem.recall.timeline import timeline
 from claude_mem.store import db
 from recall_seed import add_observation, add_prompt, add_session, add_summary, stamp
@@ -40,6 +41,11 @@ def store(tmp_path_factory):
     add_prompt(conn, app, 2, "secret cache plans", stamp(44), private=True)
     yield conn, ids
     conn.close()
+
+
+def search(conn, text, **kwargs) -> dict:
+    """The search as every surface runs it: one SearchQuery, the one entry point, the printed shape."""
+    return run_search(conn, SearchQuery.build(text, **kwargs)).as_dict()
 
 
 def refs(result: dict) -> list[str]:

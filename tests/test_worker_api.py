@@ -192,7 +192,7 @@ def test_context_preview_is_what_a_session_would_get(client):
     assert "Websocket reconnect loses the cursor" in body["text"]
     assert body["hook_output"]["hookSpecificOutput"]["additionalContext"] == body["text"]
     fresh = client.get("/api/context", params={"project": "/home/dev/brand-new"}).json()
-    assert fresh["empty"] and "No memory yet" in fresh["text"]
+    assert fresh["empty"] and "no memory stored yet" in fresh["text"]
     resumed = client.get("/api/context", params={"project": "beta", "source": "resume", "session": "x"}).json()
     assert resumed["shown"] == 2  # a session never injected gets everything
 

@@ -3,8 +3,9 @@
 import functools
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 import click
 from rich.table import Table
@@ -14,16 +15,17 @@ from claude_mem import project as projects
 from claude_mem import settings
 from claude_mem.cli.group import cli
 from claude_mem.cli.output import console, emit_json
+from claude_mem.domain import OBSERVATION_TYPES
+from claude_mem.index.query import KINDS, MAX_LIMIT, MODES, ORDERS, SearchQuery
+from claude_mem.index.search import search as run_search
 from claude_mem.recall import context as session_context
 from claude_mem.recall import forget as forgetting
 from claude_mem.recall.common import RecallError, display_map, resolve_project
 from claude_mem.recall.present import RECORD_FIELDS, ref, when
 from claude_mem.recall.records import get_many
 from claude_mem.recall.remember import remember as store_note
-from claude_mem.recall.search import KINDS, ORDERS, search as run_search
 from claude_mem.recall.timeline import timeline as run_timeline
 from claude_mem.store import db
-from claude_mem.domain import OBSERVATION_TYPES
 
 
 def recall_errors(command: Callable) -> Callable:
@@ -53,10 +55,6 @@ def one_line(value: object, limit: int = 90) -> Text:
     return Text(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
-def split_types(value: str | None) -> tuple[str, ...]:
-    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
-
-
 def current_project(conn: sqlite3.Connection, value: str | None) -> str:
     """--project resolved, else the project of the current directory."""
     if value:
@@ -69,13 +67,15 @@ def current_project(conn: sqlite3.Connection, value: str | None) -> str:
     return projects.project_for(os.getcwd())
 
 
-def items_table(items: list[dict], names: dict[str, str], anchor_column: bool = False) -> Table:
+def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
+                anchor_column: bool = False) -> Table:
     table = Table(show_header=True, header_style="bold", expand=False)
     for column in (["", "id"] if anchor_column else ["id"]) + ["when", "project", "type", "title"]:
         table.add_column(column, no_wrap=column != "title")
     for item in items:
-        cells = [Text(item["ref"]), Text(when(item["created_at"])), Text(names.get(item["project"], item["project"] or "")),
-                 Text(item["type"] or ""), one_line(item["title"])]
+        cells = [Text(item["ref"]), Text(when(item["created_at"])),
+                 Text(names.get(item["project"], item["project"] or "")), Text(item["type"] or ""),
+                 one_line(item["title"])]
         if anchor_column:
             cells.insert(0, Text("▶" if item.get("anchor") else ""))
         table.add_row(*cells)
@@ -85,19 +85,23 @@ def items_table(items: list[dict], names: dict[str, str], anchor_column: bool = 
 @cli.command()
 @click.argument("query")
 @click.option("--project", help="Only this project (key, display name or a path inside it).")
-@click.option("--type", "types", help=f"Only these observation types, comma-separated ({', '.join(OBSERVATION_TYPES)}).")
+@click.option("--type", "types",
+              help=f"Only these observation types, comma-separated ({', '.join(OBSERVATION_TYPES)}).")
 @click.option("--since", help="Stored at or after: 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w.")
 @click.option("--until", help="Stored before (a bare date includes that day).")
 @click.option("--file", "file", help="Only observations that read or modified a file whose path contains this.")
 @click.option("--concept", help="Only observations tagged with this concept (e.g. gotcha, trade-off).")
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="What to search (repeatable); default observation.")
-@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 500), help="Results per page.")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
+              help="What to search (repeatable); default observation.")
+@click.option("--mode", default=MODES[0], show_default=True, type=click.Choice(MODES),
+              help="How to match: keyword is full-text BM25.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, MAX_LIMIT), help="Results per page.")
 @click.option("--offset", default=0, show_default=True, type=click.IntRange(0), help="Results to skip (paging).")
 @click.option("--order", default="relevance", show_default=True, type=click.Choice(ORDERS), help="Ranking.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @recall_errors
 def search(query: str, project: str | None, types: str | None, since: str | None, until: str | None,
-           file: str | None, concept: str | None, kinds: tuple[str, ...], limit: int, offset: int,
+           file: str | None, concept: str | None, kinds: tuple[str, ...], mode: str, limit: int, offset: int,
            order: str, as_json: bool) -> None:
     """Search memory with full-text ranking (BM25).
 
@@ -107,21 +111,22 @@ def search(query: str, project: str | None, types: str | None, since: str | None
     if not query.strip():
         raise RecallError("empty query: give one or more words to search for")
     with opened() as conn:
-        result = run_search(conn, query, project=resolve_project(conn, project), types=split_types(types),
-                            since=since, until=until, file=file, concept=concept, kinds=kinds or ("observation",),
-                            limit=limit, offset=offset, order=order)
+        wanted = SearchQuery.build(query, mode=mode, project=resolve_project(conn, project), types=types,
+                                   since=since, until=until, file=file, concept=concept,
+                                   kinds=kinds or ("observation",), limit=limit, offset=offset, order=order)
+        result = run_search(conn, wanted)
         names = display_map(conn)
     if as_json:
-        emit_json({**result, "limit": limit, "offset": offset})
+        emit_json({**result.as_dict(), "limit": limit, "offset": offset})
         return
     out = console()
-    if not result["items"]:
-        out.print(Text(f"No match for {query!r} ({result['total']} in total)."))
+    if not result.items:
+        out.print(Text(f"No match for {query!r} ({result.total} in total)."))
         return
-    out.print(items_table(result["items"], names))
-    shown_to = offset + len(result["items"])
-    out.print(Text(f"{offset + 1}–{shown_to} of {result['total']}"
-                   + (f"; next page: --offset {shown_to}" if shown_to < result["total"] else "")))
+    out.print(items_table(result.items, names))
+    shown_to = offset + len(result.items)
+    out.print(Text(f"{offset + 1}–{shown_to} of {result.total}"
+                   + (f"; next page: --offset {shown_to}" if shown_to < result.total else "")))
 
 
 def render_record(item: dict, names: dict[str, str]) -> None:
@@ -199,8 +204,7 @@ def context(project: str | None, source: str, session_id: str | None, as_json: b
     values = settings.load()
     with opened() as conn:
         key = current_project(conn, project)
-        since = session_context.last_injection(conn, session_id) if session_id and source == "resume" else None
-        result = session_context.build(conn, key, source, since, values, settings.data_dir())
+        result = session_context.for_session(conn, key, source, session_id, values, settings.data_dir())
     if as_json:
         emit_json(session_context.hook_output(result))
         return
@@ -248,12 +252,11 @@ def forget(ids: tuple[int, ...], session: str | None, project: str | None, yes: 
         counts = ", ".join(f"{count} {name}" for name, count in planned["counts"].items() if count)
         if not yes:
             click.confirm(f"Forget {planned['describe']} ({counts})? This cannot be undone", abort=True, err=True)
-        forgetting.apply(conn, planned["target"])
-    backups = forgetting.rewrite_backups(data_dir, planned["target"])
-    report = {"forgot": planned["describe"], "counts": planned["counts"], "backups": backups}
+        report = forgetting.carry_out(conn, data_dir, planned)
     if as_json:
         emit_json(report)
         return
+    backups = report["backups"]
     click.echo(f"Forgot {planned['describe']} ({counts}); backups rewritten: {len(backups['rewritten'])},"
                f" pruned: {len(backups['pruned'])}.")
 

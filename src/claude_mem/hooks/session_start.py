@@ -1,23 +1,14 @@
 """What the session-start hook prints: Claude Code's JSON with the context to inject.
 
-`build_output` hands over to the recall context builder (`claude_mem.recall.context`: the index
-built straight from SQLite, DESIGN §6); when the project truly has no memory it states that as a
-fact. Stdlib only.
+The text comes from `claude_mem.recall.context.inject` — the same builder behind `claude-mem context`
+and `GET /api/context` (the index straight from SQLite, DESIGN §6), which also records when the
+session received it. Stdlib only.
 """
 
-import os
 import sqlite3
 
 from claude_mem.recall import context
 from claude_mem.store import db
-
-
-def context_text(project: str) -> str:
-    name = os.path.basename(project.rstrip(os.sep)) or project
-    return (
-        f"claude-mem: no memory stored yet for project {name}. "
-        "What happens in this session is being recorded and will be summarised for future sessions."
-    )
 
 
 def build_output(conn: sqlite3.Connection | None, record: dict, settings: dict, incoming: dict | None = None) -> dict:
@@ -37,6 +28,4 @@ def build_output(conn: sqlite3.Connection | None, record: dict, settings: dict, 
     finally:
         if conn is None and reader is not None:
             reader.close()
-    if result["empty"] and not result["since"]:
-        result["text"] = context_text(project)
     return context.hook_output(result)

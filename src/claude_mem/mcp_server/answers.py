@@ -11,12 +11,14 @@ import re
 import sqlite3
 from collections.abc import Sequence
 
+from claude_mem.index.query import SearchQuery
+from claude_mem.index.search import search
 from claude_mem.recall.common import RecallError, display_map, resolve_project
-from claude_mem.recall.present import ref, record_lines, row_line, when
+from claude_mem.recall.present import record_lines, ref, row_line, when
 from claude_mem.recall.records import fetch
 from claude_mem.recall.sanitize import clean
-from claude_mem.recall.search import search
 from claude_mem.recall.timeline import timeline
+from claude_mem.store.memory import observation_count, store_is_empty
 
 EMPTY_STORE = (
     "claude-mem has no memory stored yet. Observations appear once Claude Code sessions have run with"
@@ -24,13 +26,6 @@ EMPTY_STORE = (
 )
 _ORDER_WORDS = {"relevance": "best match first", "newest": "newest first", "oldest": "oldest first"}
 _REF = re.compile(r"(#|[SsPp])?\d+")
-
-
-def store_is_empty(conn: sqlite3.Connection) -> bool:
-    return not conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM observations) OR EXISTS (SELECT 1 FROM summaries)"
-        " OR EXISTS (SELECT 1 FROM prompts WHERE private = 0)"
-    ).fetchone()[0]
 
 
 def scope(conn: sqlite3.Connection, project: str | None, all_projects: bool, here: str) -> str | None:
@@ -60,9 +55,9 @@ def _nothing(conn: sqlite3.Connection, key: str | None, where: str, query: str |
              offset: int) -> str:
     if offset and total:
         return f"No results at offset {offset}: {where} has {total} for this search."
-    stored = conn.execute("SELECT COUNT(*) FROM observations WHERE ? IS NULL OR project = ?", (key, key)).fetchone()[0]
+    stored = observation_count(conn, key)
     if key is not None and stored == 0:
-        others = conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0]
+        others = observation_count(conn)
         return f"No observations stored for {where} yet" + (
             f"; {others} in other projects (search them with all_projects=true)." if others else ".")
     if query is None:
@@ -81,15 +76,15 @@ def search_text(conn: sqlite3.Connection, here: str, query: str | None, *, proje
     key = scope(conn, project, all_projects, here)
     names = display_map(conn)
     words = (query or "").strip() or None
-    result = search(conn, words, project=key, types=types, kinds=kinds or ("observation",), since=since,
-                    until=until, file=file or None, concept=concept or None, limit=limit, offset=offset,
-                    order=order)
-    items, total, where = result["items"], result["total"], _name(names, key)
+    wanted = SearchQuery.build(words, project=key, types=types, kinds=kinds or ("observation",), since=since,
+                               until=until, file=file, concept=concept, limit=limit, offset=offset, order=order)
+    result = search(conn, wanted)
+    items, total, where = result.items, result.total, _name(names, key)
     if not items:
         return _nothing(conn, key, where, words, total, offset)
     shown_to = offset + len(items)
     what = f"\"{clean(words, 100)}\"" if words else "(no words: filters only)"
-    ranking = _ORDER_WORDS["newest" if words is None and order == "relevance" else order]
+    ranking = _ORDER_WORDS[wanted.order]
     lines = [f"Search {what} in {where}: {offset + 1}-{shown_to} of {total}, {ranking}."]
     lines.extend(row_line(item, names.get(item["project"], item["project"]) if key is None else None)
                  for item in items)
@@ -108,7 +103,8 @@ def timeline_text(conn: sqlite3.Connection, here: str, anchor: str, before: int 
         return EMPTY_STORE
     text = str(anchor).strip()
     # An id names its own project; words and times are looked up in this project unless told otherwise.
-    key = None if _REF.fullmatch(text) and not project and not all_projects else scope(conn, project, all_projects, here)
+    own_project = _REF.fullmatch(text) and not project and not all_projects
+    key = None if own_project else scope(conn, project, all_projects, here)
     result = timeline(conn, text, before, after, key)
     items, point = result["items"], result["anchor"]
     names = display_map(conn)

@@ -1,34 +1,19 @@
-"""What the recall library shares: its error, time and project parsing, row → dict."""
+"""What the recall library shares: its errors, time and project parsing, project names."""
 
-import json
 import os
 import re
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from claude_mem import project as projects
+from claude_mem.domain import RecallError, UnknownRecord, iso_from, parse_ref
+from claude_mem.store.memory import known_projects
 
-OBSERVATION_COLUMNS = (
-    "id", "session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts",
-    "files_read", "files_modified", "prompt_number", "content_hash", "input_tokens", "output_tokens",
-    "fetch_count", "created_at",
-)
-JSON_LIST_COLUMNS = ("facts", "concepts", "files_read", "files_modified", "files_edited")
+__all__ = ["RecallError", "UnknownRecord", "display_map", "known_projects", "parse_ref", "parse_time",
+           "resolve_project"]
+
 _RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$", re.IGNORECASE)
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-class RecallError(ValueError):
-    """Bad input to a recall function (unknown id, bad date, empty text): one clear line."""
-
-
-class UnknownRecord(RecallError):
-    """The input is well-formed but names nothing stored (an id, a session, a search with no match)."""
-
-
-def iso_utc(moment: datetime) -> str:
-    """A datetime in the store's timestamp format (UTC, milliseconds, `Z`)."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def parse_time(text: str, end_of_day: bool = False, now: datetime | None = None) -> str:
@@ -41,7 +26,7 @@ def parse_time(text: str, end_of_day: bool = False, now: datetime | None = None)
     relative = _RELATIVE.match(raw)
     if relative:
         delta = timedelta(**{_UNITS[relative.group(2).lower()]: int(relative.group(1))})
-        return iso_utc((now or datetime.now(timezone.utc)) - delta)
+        return iso_from((now or datetime.now(UTC)) - delta)
     try:
         moment = datetime.fromisoformat(raw.replace("Z", "+00:00") if raw.endswith("Z") else raw)
     except ValueError:
@@ -52,14 +37,7 @@ def parse_time(text: str, end_of_day: bool = False, now: datetime | None = None)
         moment = moment.astimezone()  # naive input means the user's local time
     if end_of_day and len(raw) == 10:
         moment += timedelta(days=1)
-    return iso_utc(moment)
-
-
-def known_projects(conn: sqlite3.Connection) -> list[str]:
-    keys = {row[0] for row in conn.execute("SELECT DISTINCT project FROM sessions")}
-    keys |= {row[0] for row in conn.execute("SELECT DISTINCT project FROM observations")}
-    keys |= {row[0] for row in conn.execute("SELECT DISTINCT project FROM summaries")}
-    return sorted(keys)
+    return iso_from(moment)
 
 
 def resolve_project(conn: sqlite3.Connection, value: str | None) -> str | None:
@@ -82,32 +60,6 @@ def resolve_project(conn: sqlite3.Connection, value: str | None) -> str | None:
     raise RecallError(f"unknown project {value!r}" + (f" (known: {', '.join(sorted(by_name))})" if by_name else ""))
 
 
-def _json_list(value: object) -> list:
-    try:
-        parsed = json.loads(value) if isinstance(value, str) else value
-    except ValueError:
-        return []
-    return parsed if isinstance(parsed, list) else []
-
-
-def row_dict(cursor: sqlite3.Cursor, row: tuple) -> dict:
-    """A row as a dict, JSON list columns decoded."""
-    item = {column[0]: value for column, value in zip(cursor.description, row)}
-    for name in JSON_LIST_COLUMNS:
-        if name in item:
-            item[name] = _json_list(item[name])
-    return item
-
-
 def display_map(conn: sqlite3.Connection) -> dict[str, str]:
     return projects.display_names(known_projects(conn))
 
-
-def parse_ref(text: str) -> tuple[str, int]:
-    """`12`/`#12` → observation, `S3` → summary, `P7` → prompt."""
-    raw = str(text).strip()
-    match = re.fullmatch(r"(#|[SsPp])?(\d+)", raw)
-    if not match:
-        raise RecallError(f"not an id: {text!r} (use 12 or #12 for an observation, S3 for a summary, P7 for a prompt)")
-    kind = {"s": "summary", "p": "prompt"}.get((match.group(1) or "").lower(), "observation")
-    return kind, int(match.group(2))

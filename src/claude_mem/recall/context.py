@@ -11,12 +11,14 @@ exist and how to search them.
 import json
 import os
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from claude_mem import project as projects
 from claude_mem import settings
+from claude_mem.domain import utc_now
 from claude_mem.recall.sanitize import clean, estimate_tokens
-from claude_mem.store import db
+from claude_mem.store import context as store
+from claude_mem.store.memory import known_projects
 
 MCP_PREFIX = "mcp__plugin_claude-mem_claude-mem__"
 SEARCH_TOOL = MCP_PREFIX + "search"
@@ -26,17 +28,6 @@ TITLE_CHARS = 110
 FIELD_CHARS = 240
 FULL_SOURCES = ("startup", "clear", "compact", "fork")
 
-_ROW_SQL = (
-    "SELECT id, created_at, type, title, length(narrative) + length(facts) + length(title)"
-    " + coalesce(length(subtitle), 0) FROM observations WHERE project = ?{since}"
-    " ORDER BY created_at DESC, id DESC LIMIT ?"
-)
-
-
-def utc_now() -> str:
-    """Now as the store writes timestamps: `YYYY-MM-DDTHH:MM:SS.fffZ`."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
 
 def local_time(stamp: str) -> datetime | None:
     """A stored UTC timestamp in the local time zone; None when it does not parse."""
@@ -45,7 +36,7 @@ def local_time(stamp: str) -> datetime | None:
     except ValueError:
         return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.astimezone()
 
 
@@ -66,17 +57,11 @@ def observer_name(data_dir: str, values: dict) -> str:
 
 def display_name(conn: sqlite3.Connection, key: str) -> str:
     """The project's short name, disambiguated against every project in the store."""
-    keys = [row[0] for row in conn.execute("SELECT DISTINCT project FROM sessions")]
-    keys += [row[0] for row in conn.execute("SELECT DISTINCT project FROM observations")]
-    return projects.display_names([*keys, key]).get(key, key)
+    return projects.display_names([*known_projects(conn), key]).get(key, key)
 
 
 def _failed_events(conn: sqlite3.Connection, key: str) -> int:
-    return conn.execute(
-        "SELECT COUNT(*) FROM pending_events WHERE status = 'failed'"
-        " AND session_id IN (SELECT id FROM sessions WHERE project = ?)",
-        (key,),
-    ).fetchone()[0]
+    return store.failed_event_count(conn, key)
 
 
 def _warnings(conn: sqlite3.Connection | None, key: str, observer: str) -> list[tuple[str, str]]:
@@ -107,12 +92,7 @@ def _header(name: str, now: datetime, observer: str, warnings: list[str]) -> lis
 
 
 def _summary_lines(conn: sqlite3.Connection, key: str, since: str | None) -> list[str]:
-    sql = "SELECT created_at, request, learned, completed, next_steps FROM summaries WHERE project = ?"
-    args: tuple = (key,)
-    if since:
-        sql += " AND created_at > ?"
-        args = (key, since)
-    row = conn.execute(sql + " ORDER BY created_at DESC, id DESC LIMIT 1", args).fetchone()
+    row = store.latest_summary(conn, key, since)
     if row is None:
         return []
     when = local_time(row[0])
@@ -147,6 +127,11 @@ def _row_text(row: tuple) -> tuple[str, str, int]:
     clock = when.strftime("%H:%M") if when else ""
     title = clean(row[3], TITLE_CHARS) or "(untitled)"
     return day, f"#{row[0]} {clock} {clean(row[2], 12)} {title}", (int(row[4] or 0) + 3) // 4
+
+
+def _setting_int(values: dict, name: str) -> int:
+    """A count setting (0 when unset; never negative)."""
+    return max(int(values.get(name) or 0), 0)
 
 
 def _fit_rows(rows: list, fixed_tokens: int, values: dict) -> list[tuple[str, str, int]]:
@@ -195,7 +180,7 @@ def build(
     """The context for project `key`: {text, system_message, shown, total, tokens, empty}.
 
     `since` (the session's last injection, used for `resume`) limits everything to rows stored
-    after it. `conn` None means there is no database yet.
+    after it. `conn` None means there is no database yet. Surfaces call `for_session`.
     """
     values = values if values is not None else settings.load()
     data_dir = data_dir or settings.data_dir()
@@ -208,10 +193,8 @@ def build(
     if conn is None:
         total, rows, summary = 0, [], []
     else:
-        where, args = (" AND created_at > ?", (key, since)) if since else ("", (key,))
-        total = conn.execute(f"SELECT COUNT(*) FROM observations WHERE project = ?{where}", args).fetchone()[0]
-        limit = max(int(values.get("context_observations") or 0), 0)
-        rows = conn.execute(_ROW_SQL.format(since=where), (*args, limit)).fetchall()
+        total = store.observation_total(conn, key, since)
+        rows = store.index_rows(conn, key, since, _setting_int(values, "context_observations"))
         summary = _summary_lines(conn, key, since)
     if not rows and not summary:
         return _empty(header, name, since, total, warnings)
@@ -234,13 +217,15 @@ def _empty(header: list[str], name: str, since: str | None, total: int, warnings
     if since:
         when = local_time(since)
         stamp = when.strftime("%Y-%m-%d %H:%M") if when else since
-        body = f"Nothing new was stored since this session's memory was loaded ({stamp})."
+        lines = [*header, f"Nothing new was stored since this session's memory was loaded ({stamp})."]
         message = f"claude-mem: nothing new for {name} since {stamp}"
     else:
-        body = "No memory yet: what is learned in this session will be listed here next time."
+        # No header: nothing stored is not "stored notes"; the warnings still say why it may be empty.
+        lines = [f"claude-mem: no memory stored yet for project {clean(name, 80)}. What happens in this session"
+                 " is being recorded and will be summarised for future sessions.", *(line for line, _ in warnings)]
         message = f"claude-mem: no memory yet for {name}"
     message += "".join(f"; {short}" for _, short in warnings)
-    text = "\n".join([*header, body])
+    text = "\n".join(lines)
     return {"text": text, "system_message": message, "shown": 0, "total": total,
             "tokens": estimate_tokens(text), "empty": True}
 
@@ -253,57 +238,37 @@ def hook_output(result: dict) -> dict:
     }
 
 
-def last_injection(conn: sqlite3.Connection, content_session_id: str) -> str | None:
-    row = conn.execute(
-        "SELECT last_injected_at FROM sessions WHERE content_session_id = ?", (content_session_id,)
-    ).fetchone()
-    return row[0] if row else None
+def resume_point(conn: sqlite3.Connection | None, source: str, session_id: str | None) -> str | None:
+    """Since when a starting session needs context: its last injection on `resume`, else None (all of it)."""
+    if conn is None or not session_id or source in FULL_SOURCES:
+        return None
+    return store.last_injection(conn, session_id)
 
 
-def record_injection(conn: sqlite3.Connection, content_session_id: str, key: str, cwd: str, at: str) -> bool:
-    """Remember when this session last received context (a capture-table write); False if busy."""
-    try:
-        with db.transaction(conn):
-            conn.execute(
-                "INSERT INTO sessions (content_session_id, project, cwd, last_injected_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (content_session_id) DO UPDATE SET last_injected_at = excluded.last_injected_at",
-                (content_session_id, key, cwd, at),
-            )
-    except sqlite3.Error:
-        return False
-    return True
+def for_session(
+    conn: sqlite3.Connection | None,
+    key: str,
+    source: str = "startup",
+    session_id: str | None = None,
+    values: dict | None = None,
+    data_dir: str | None = None,
+    now: datetime | None = None,
+) -> dict:
+    """The context a session starting in project `key` receives: `build` from its resume point.
+
+    The one path behind the session-start hook (`inject`), `claude-mem context` and `GET /api/context`.
+    """
+    return build(conn, key, source, resume_point(conn, source, session_id), values, data_dir, now)
 
 
 def inject(conn: sqlite3.Connection | None, key: str, source: str, session_id: str | None, cwd: str,
            values: dict, data_dir: str) -> dict:
-    """Build the context for a starting session and record the injection time (when writable).
+    """`for_session`, then record the injection time for the session (when the connection is writable).
 
-    `resume` gets only what is new since this session's last injection; a read-only or missing
-    connection still builds (from what it can read) and simply records nothing.
+    A read-only or missing connection still builds (from what it can read) and simply records nothing.
     """
     started = utc_now()
-    since = None
-    if conn is not None and session_id and source not in FULL_SOURCES:
-        since = last_injection(conn, session_id)
-    result = build(conn, key, source, since, values, data_dir)
+    result = for_session(conn, key, source, session_id, values, data_dir)
     if conn is not None and session_id:
-        record_injection(conn, session_id, key, cwd, started)
-    return {**result, "since": since}
-
-
-def session_start(payload: dict, data_dir: str | None = None, values: dict | None = None,
-                  env: dict | None = None) -> dict:
-    """Everything the session-start hook prints, from a raw payload (used by tests and `context`)."""
-    data_dir = data_dir or settings.data_dir()
-    values = values if values is not None else settings.load(data_dir)
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-    key = projects.project_for(cwd, env)
-    source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
-    session_id = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    path = db.db_path(data_dir)
-    conn = db.connect(path, db.HOOK_BUSY_MS) if os.path.exists(path) else None
-    try:
-        return hook_output(inject(conn, key, source, session_id, cwd, values, data_dir))
-    finally:
-        if conn is not None:
-            conn.close()
+        store.record_injection(conn, session_id, key, cwd, started)
+    return result

@@ -5,10 +5,10 @@ in a fixed order. Everything stored passes through `sanitize.clean`, so text tha
 model stays data: single-line fields, no markup that could pose as system or hook text.
 """
 
+from claude_mem.domain import ref
 from claude_mem.recall.context import local_time
 from claude_mem.recall.sanitize import clean
 
-REF_PREFIX = {"observation": "#", "summary": "S", "prompt": "P"}
 RECORD_FIELDS = {
     "observation": ("title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified",
                     "fetch_count"),
@@ -19,11 +19,6 @@ RECORD_FIELDS = {
 TITLE_CHARS = 110
 FIELD_CHARS = 4000
 ITEM_CHARS = 300
-
-
-def ref(kind: str, row_id: int) -> str:
-    """`#12`, `S3` or `P7`."""
-    return REF_PREFIX[kind] + str(row_id)
 
 
 def when(stamp: str | None) -> str:

@@ -13,6 +13,7 @@ from claude_mem import settings
 from claude_mem.index import fts
 from claude_mem.recall.context import GET_TOOL, local_time
 from claude_mem.recall.sanitize import clean, estimate_tokens
+from claude_mem.store import context as store_context
 from claude_mem.store import db
 
 TITLE_CHARS = 110
@@ -24,13 +25,7 @@ def matches(conn: sqlite3.Connection, key: str, prompt: str, limit: int) -> list
     expression = fts.match_expression(prompt, drop_stopwords=True)
     if not expression or limit <= 0:
         return []
-    return conn.execute(
-        "SELECT o.id, o.created_at, o.type, o.title, o.subtitle FROM observations_fts"
-        " JOIN observations o ON o.id = observations_fts.rowid"
-        " WHERE observations_fts MATCH ? AND o.project = ?"
-        " ORDER BY bm25(observations_fts, 8.0, 4.0, 1.0, 1.0, 2.0) LIMIT ?",
-        (expression, key, limit),
-    ).fetchall()
+    return store_context.prompt_matches(conn, key, expression, limit)
 
 
 def render(rows: list[tuple], budget_tokens: int) -> str:
@@ -59,21 +54,21 @@ def user_prompt(payload: dict, data_dir: str | None = None, values: dict | None 
                 env: dict | None = None) -> dict | None:
     """The user-prompt hook's stdout JSON, or None when the feature is off or nothing matches."""
     data_dir = data_dir or settings.data_dir()
-    values = values if values is not None else settings.load(data_dir)
+    config: dict = values if values is not None else settings.load(data_dir)
     prompt = payload.get("prompt")
-    if not values.get("prompt_context") or not isinstance(prompt, str) or not prompt.strip():
+    if not config.get("prompt_context") or not isinstance(prompt, str) or not prompt.strip():
         return None
     conn = db.connect_readonly(db.db_path(data_dir), db.HOOK_BUSY_MS)
     if conn is None:
         return None
     try:
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-        rows = matches(conn, projects.project_for(cwd, env), prompt, int(values.get("prompt_context_results") or 0))
+        rows = matches(conn, projects.project_for(cwd, env), prompt, int(config.get("prompt_context_results") or 0))
     except sqlite3.Error:
         return None
     finally:
         conn.close()
-    text = render(rows, int(values.get("prompt_context_tokens") or 0))
+    text = render(rows, int(config.get("prompt_context_tokens") or 0))
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}

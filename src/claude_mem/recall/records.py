@@ -1,44 +1,18 @@
 """Fetch full records by id (`show`, `get_observations`), counting each observation fetch.
 
-`fetch_count` measures which memories are actually used; it is not indexed text, so the update
-does not touch FTS.
+`fetch_count` measures which memories are actually used.
 """
 
 import sqlite3
 from collections.abc import Iterable
 
-from claude_mem.recall.common import RecallError, UnknownRecord, parse_ref, row_dict
-from claude_mem.store import db
+from claude_mem.domain import RecallError, UnknownRecord, parse_ref, ref
+from claude_mem.store import memory
 
 
 def get_observations(conn: sqlite3.Connection, ids: Iterable[int], count_fetch: bool = True) -> list[dict]:
     """Full observations in the order asked (unknown ids skipped); increments their `fetch_count`."""
-    wanted = list(dict.fromkeys(int(i) for i in ids))
-    if not wanted:
-        return []
-    marks = ", ".join("?" for _ in wanted)
-    if count_fetch:
-        with db.transaction(conn):
-            conn.execute(f"UPDATE observations SET fetch_count = fetch_count + 1 WHERE id IN ({marks})", wanted)
-    cursor = conn.execute(f"SELECT * FROM observations WHERE id IN ({marks})", wanted)
-    found = {item["id"]: item for item in (row_dict(cursor, row) for row in cursor.fetchall())}
-    return [found[i] for i in wanted if i in found]
-
-
-def get_summary(conn: sqlite3.Connection, summary_id: int) -> dict | None:
-    cursor = conn.execute("SELECT * FROM summaries WHERE id = ?", (summary_id,))
-    row = cursor.fetchone()
-    return row_dict(cursor, row) if row else None
-
-
-def get_prompt(conn: sqlite3.Connection, prompt_id: int) -> dict | None:
-    cursor = conn.execute(
-        "SELECT p.*, s.project AS project, s.content_session_id AS content_session_id FROM prompts p"
-        " JOIN sessions s ON s.id = p.session_id WHERE p.id = ? AND p.private = 0",
-        (prompt_id,),
-    )
-    row = cursor.fetchone()
-    return row_dict(cursor, row) if row else None
+    return memory.observations_by_id(conn, ids, count_fetch)
 
 
 def fetch(conn: sqlite3.Connection, refs: Iterable[str]) -> tuple[list[dict], list[str]]:
@@ -46,7 +20,7 @@ def fetch(conn: sqlite3.Connection, refs: Iterable[str]) -> tuple[list[dict], li
 
     Observations found count one fetch each. RecallError when a ref does not parse or none is given.
     """
-    parsed = [parse_ref(ref) for ref in refs]
+    parsed = [parse_ref(text) for text in refs]
     if not parsed:
         raise RecallError("no id given")
     observations = {item["id"]: item for item in get_observations(conn, [i for k, i in parsed if k == "observation"])}
@@ -55,11 +29,11 @@ def fetch(conn: sqlite3.Connection, refs: Iterable[str]) -> tuple[list[dict], li
         if kind == "observation":
             item = observations.get(row_id)
         elif kind == "summary":
-            item = get_summary(conn, row_id)
+            item = memory.summary_by_id(conn, row_id)
         else:
-            item = get_prompt(conn, row_id)
+            item = memory.prompt_by_id(conn, row_id)
         if item is None:
-            missing.append({"observation": "#", "summary": "S", "prompt": "P"}[kind] + str(row_id))
+            missing.append(ref(kind, row_id))
         else:
             result.append({"kind": kind, **item})
     return result, missing

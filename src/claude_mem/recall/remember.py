@@ -4,9 +4,8 @@ import hashlib
 import re
 import sqlite3
 
-from claude_mem.recall.common import RecallError, row_dict
-from claude_mem.store import db
-from claude_mem.domain import OBSERVATION_TYPES
+from claude_mem.domain import OBSERVATION_TYPES, RecallError
+from claude_mem.store import memory
 
 MAX_TEXT_CHARS = 20_000
 TITLE_CHARS = 100
@@ -37,20 +36,6 @@ def remember(
     if kind not in OBSERVATION_TYPES:
         raise RecallError(f"unknown type {kind!r} (known: {', '.join(OBSERVATION_TYPES)})")
     heading = " ".join((title or "").split()) or default_title(body)
-    digest = content_hash(kind, heading, body)
-    with db.transaction(conn):
-        existing = conn.execute(
-            "SELECT id FROM observations WHERE session_id IS NULL AND project = ? AND content_hash = ?",
-            (project, digest),
-        ).fetchone()
-        created = existing is None
-        if created:
-            row_id = conn.execute(
-                "INSERT INTO observations (session_id, project, type, title, narrative, concepts, content_hash)"
-                " VALUES (NULL, ?, ?, ?, ?, '[\"manual\"]', ?)",
-                (project, kind, heading, body, digest),
-            ).lastrowid
-        else:
-            row_id = existing[0]
-    cursor = conn.execute("SELECT * FROM observations WHERE id = ?", (row_id,))
-    return {**row_dict(cursor, cursor.fetchone()), "created": created}
+    stored, created = memory.add_manual_observation(conn, project, kind, heading, body,
+                                                    content_hash(kind, heading, body))
+    return {**stored, "created": created}

@@ -3,9 +3,8 @@
 import os
 import sqlite3
 
+from claude_mem.domain import EVENT_STATUSES
 from claude_mem.store import db
-
-EVENT_STATUSES = ("pending", "claimed", "done", "failed")
 
 
 def queue_counts(conn: sqlite3.Connection) -> dict[str, int]:
@@ -25,6 +24,15 @@ def store_counts(conn: sqlite3.Connection) -> dict[str, object]:
         "observations": scalar("SELECT COUNT(*) FROM observations"),
         "summaries": scalar("SELECT COUNT(*) FROM summaries"),
     }
+
+
+def observations_by_type(conn: sqlite3.Connection) -> dict[str, int]:
+    return dict(conn.execute("SELECT type, COUNT(*) FROM observations GROUP BY type").fetchall())
+
+
+def project_count(conn: sqlite3.Connection) -> int:
+    """Projects with at least one captured session."""
+    return int(conn.execute("SELECT COUNT(DISTINCT project) FROM sessions").fetchone()[0])
 
 
 def empty_counts() -> dict[str, object]:
@@ -54,8 +62,8 @@ def store_report(data_dir: str) -> dict[str, object]:
     if conn is None:
         return report
     try:
-        report["schema_version"] = db.schema_version(conn)
-        if report["schema_version"] >= 1:
+        version = report["schema_version"] = db.schema_version(conn)
+        if version >= 1:
             report["counts"] = store_counts(conn)
     finally:
         conn.close()

@@ -10,28 +10,24 @@ import asyncio
 import logging
 import sqlite3
 
-from claude_mem.recall.common import row_dict
-from claude_mem.store import db
+from claude_mem.domain import ref
+from claude_mem.store import db, memory
 from claude_mem.worker.context import WorkerContext
 
 log = logging.getLogger("claude_mem.worker")
 
 POLL_SECONDS = 1.0
 MAX_PER_POLL = 100
-_NEW_PROMPTS = (
-    "SELECT p.id, p.session_id, p.prompt_number, p.text, p.created_at, s.project AS project,"
-    " s.content_session_id AS content_session_id FROM prompts p JOIN sessions s ON s.id = p.session_id"
-    " WHERE p.id > ? AND p.private = 0 ORDER BY p.id LIMIT ?"
-)
 
 
 def newest_id(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM prompts").fetchone()[0])
+    return memory.newest_prompt_id(conn)
 
 
 def prompts_after(conn: sqlite3.Connection, last: int) -> list[dict]:
-    cursor = conn.execute(_NEW_PROMPTS, (last, MAX_PER_POLL))
-    return [{"kind": "prompt", "ref": f"P{row[0]}", **row_dict(cursor, row)} for row in cursor.fetchall()]
+    """The next public prompts as stream events: `{kind, ref, id, session_id, prompt_number, text, …}`."""
+    return [{"kind": "prompt", "ref": ref("prompt", row["id"]), **row}
+            for row in memory.prompts_after(conn, last, MAX_PER_POLL)]
 
 
 class PromptFeed:

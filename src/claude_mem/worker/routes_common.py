@@ -16,10 +16,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from claude_mem.recall.common import RecallError, parse_time, resolve_project
-from claude_mem.recall.search import MAX_LIMIT
+from claude_mem.index.query import MAX_LIMIT, SearchQuery, parse_time
+from claude_mem.recall.common import RecallError, resolve_project
 from claude_mem.store import db
-from claude_mem.domain import OBSERVATION_TYPES
 from claude_mem.worker.context import WorkerContext
 
 T = TypeVar("T")
@@ -30,7 +29,7 @@ _ID = re.compile(r"[0-9]{1,18}")
 
 
 def ctx_of(request: Request) -> WorkerContext:
-    return request.app.state.ctx  # type: ignore[no-any-return]
+    return request.app.state.ctx
 
 
 def params(request: Request, allowed: Iterable[str]) -> dict[str, str]:
@@ -67,15 +66,6 @@ def choice(query: dict[str, str], name: str, options: Iterable[str], default: st
     return value
 
 
-def types(query: dict[str, str]) -> tuple[str, ...]:
-    """`type=bugfix,decision` → the observation types, each one known."""
-    wanted = tuple(part.strip() for part in (query.get("type") or "").split(",") if part.strip())
-    unknown = sorted(set(wanted) - set(OBSERVATION_TYPES))
-    if unknown:
-        raise HTTPException(400, f"unknown type(s) {', '.join(unknown)} (known: {', '.join(OBSERVATION_TYPES)})")
-    return wanted
-
-
 def times(query: dict[str, str]) -> tuple[str | None, str | None]:
     """`since` and `until` checked up front, so a bad one is named in the error."""
     for name in ("since", "until"):
@@ -85,6 +75,19 @@ def times(query: dict[str, str]) -> tuple[str | None, str | None]:
             except RecallError as exc:
                 raise HTTPException(400, f"{name}: {exc}") from exc
     return query.get("since") or None, query.get("until") or None
+
+
+def search_query(query: dict[str, str], text: str | None, project: str | None, order: str | None) -> SearchQuery:
+    """The `SearchQuery` of a route's filter and paging parameters (`type` and `kind` comma-separated).
+
+    `SearchQuery.build` checks every value; its `RecallError` becomes a 400 naming the bad one.
+    """
+    limit, offset = paging(query)
+    return SearchQuery.build(
+        text, mode=query.get("mode"), project=project, types=query.get("type"), since=query.get("since"),
+        until=query.get("until"), file=query.get("file"), concept=query.get("concept"),
+        kinds=query.get("kind") or "observation", limit=limit, offset=offset, order=order,
+    )
 
 
 def row_id(raw: str, what: str = "observation") -> int:

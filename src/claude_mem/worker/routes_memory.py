@@ -9,8 +9,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from claude_mem.index.search import search
 from claude_mem.recall import forget, lists, records
-from claude_mem.recall.search import search
 from claude_mem.worker import routes_common as common
 
 LIST_PARAMS = ("project", "since", "until", *common.PAGING)
@@ -19,20 +19,16 @@ LIST_PARAMS = ("project", "since", "until", *common.PAGING)
 async def list_observations(request: Request) -> Response:
     """`{items, total, limit, offset}`: full observations matching the filters, newest first."""
     query = common.params(request, (*LIST_PARAMS, "type", "file", "concept", "order"))
-    limit, offset = common.paging(query)
-    wanted_types = common.types(query)
-    since, until = common.times(query)
-    order = common.choice(query, "order", ("newest", "oldest"), "newest")
+    order = str(common.choice(query, "order", ("newest", "oldest"), "newest"))
 
-    def work(conn: sqlite3.Connection) -> dict:
-        found = search(conn, None, project=common.project(conn, query.get("project")), types=wanted_types,
-                       since=since, until=until, file=query.get("file") or None,
-                       concept=query.get("concept") or None, limit=limit, offset=offset, order=str(order))
-        full = records.get_observations(conn, [item["id"] for item in found["items"]], count_fetch=False)
+    def work(conn: sqlite3.Connection) -> dict[str, object]:
+        wanted = common.search_query(query, None, common.project(conn, query.get("project")), order)
+        found = search(conn, wanted)
+        full = records.get_observations(conn, [item["id"] for item in found.items], count_fetch=False)
         return {"items": [{"kind": "observation", "ref": f"#{item['id']}", **item} for item in full],
-                "total": found["total"]}
+                "total": found.total, "limit": wanted.limit, "offset": wanted.offset}
 
-    return JSONResponse({**await common.reading(request, work), "limit": limit, "offset": offset})
+    return JSONResponse(await common.reading(request, work))
 
 
 async def get_observation(request: Request) -> Response:

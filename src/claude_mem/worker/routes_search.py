@@ -10,10 +10,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from claude_mem import settings
+from claude_mem.index.search import search
 from claude_mem.recall import context as session_context
 from claude_mem.recall import lists
-from claude_mem.recall.search import KINDS, ORDERS, search
-from claude_mem.recall.timeline import MAX_SIDE, timeline
+from claude_mem.recall.timeline import MAX_SIDE, Timeline, timeline
 from claude_mem.store import stats
 from claude_mem.worker import routes_common as common
 
@@ -23,28 +23,19 @@ MAX_QUERY = 1000
 
 async def search_route(request: Request) -> Response:
     """`{items, total, match, limit, offset}`: BM25-ranked rows (`kind`, `ref`, title, snippet, …)."""
-    query = common.params(request, ("q", "project", "type", "since", "until", "file", "concept", "kind", "order",
-                                    *common.PAGING))
+    query = common.params(request, ("q", "project", "type", "since", "until", "file", "concept", "kind", "mode",
+                                    "order", *common.PAGING))
     text = (query.get("q") or "").strip()
     if not text:
         raise HTTPException(400, "q is required: one or more words to search for")
     if len(text) > MAX_QUERY:
         raise HTTPException(400, f"q is over {MAX_QUERY} characters")
-    limit, offset = common.paging(query)
-    wanted_types = common.types(query)
-    since, until = common.times(query)
-    order = str(common.choice(query, "order", ORDERS, "relevance"))
-    kinds = tuple(part.strip() for part in (query.get("kind") or "observation").split(",") if part.strip())
-    unknown = sorted(set(kinds) - set(KINDS))
-    if unknown or not kinds:
-        raise HTTPException(400, f"kind must be among {', '.join(KINDS)} (comma-separated)")
 
-    def work(conn: sqlite3.Connection) -> dict:
-        return search(conn, text, project=common.project(conn, query.get("project")), types=wanted_types,
-                      since=since, until=until, file=query.get("file") or None,
-                      concept=query.get("concept") or None, kinds=kinds, limit=limit, offset=offset, order=order)
+    def work(conn: sqlite3.Connection) -> dict[str, object]:
+        wanted = common.search_query(query, text, common.project(conn, query.get("project")), query.get("order"))
+        return {**search(conn, wanted).as_dict(), "limit": wanted.limit, "offset": wanted.offset}
 
-    return JSONResponse({**await common.reading(request, work), "limit": limit, "offset": offset})
+    return JSONResponse(await common.reading(request, work))
 
 
 async def timeline_route(request: Request) -> Response:
@@ -60,7 +51,7 @@ async def timeline_route(request: Request) -> Response:
     before = common.integer(query, "before", 5, 0, MAX_SIDE)
     after = common.integer(query, "after", 5, 0, MAX_SIDE)
 
-    def work(conn: sqlite3.Connection) -> dict:
+    def work(conn: sqlite3.Connection) -> Timeline:
         return timeline(conn, anchor or words, before, after, common.project(conn, query.get("project")))
 
     return JSONResponse(await common.reading(request, work))
@@ -78,9 +69,8 @@ async def stats_route(request: Request) -> Response:
     ctx = common.ctx_of(request)
 
     def work(conn: sqlite3.Connection) -> dict:
-        by_type = dict(conn.execute("SELECT type, COUNT(*) FROM observations GROUP BY type").fetchall())
-        projects = conn.execute("SELECT COUNT(DISTINCT project) FROM sessions").fetchone()[0]
-        return {"counts": stats.store_counts(conn), "observations_by_type": by_type, "projects": projects}
+        return {"counts": stats.store_counts(conn), "observations_by_type": stats.observations_by_type(conn),
+                "projects": stats.project_count(conn)}
 
     counted = await common.reading(request, work)
     return JSONResponse({
@@ -106,8 +96,7 @@ async def context_route(request: Request) -> Response:
     def work(conn: sqlite3.Connection) -> dict:
         key = common.project(conn, query["project"])
         assert key is not None
-        since = session_context.last_injection(conn, session) if session else None
-        result = session_context.build(conn, key, source, since, values, data_dir)
+        result = session_context.for_session(conn, key, source, session, values, data_dir)
         return {"project": key, **result, "hook_output": session_context.hook_output(result)}
 
     return JSONResponse(await common.reading(request, work))

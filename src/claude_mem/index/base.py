@@ -1,0 +1,31 @@
+"""What every search index is: `SearchQuery` in, `SearchResult` (ranked hits and a total) out."""
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Protocol
+
+from claude_mem.index.query import SearchQuery
+from claude_mem.store.search import Hit
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One page of ranked hits, the number of matches in all, and the FTS5 expression used (or "")."""
+
+    items: list[Hit]
+    total: int
+    match: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        """`{"items": [...], "total": n, "match": expression}`: what the HTTP API and `--json` print."""
+        return {"items": self.items, "total": self.total, "match": self.match}
+
+
+class SearchIndex(Protocol):
+    """A way to search the store; `index.search` picks one by `SearchQuery.mode`."""
+
+    mode: str
+
+    def search(self, conn: sqlite3.Connection, query: SearchQuery) -> SearchResult:
+        """The page of hits `query` asks for (its offset and limit), best first or by date."""
+        ...

@@ -1,0 +1,141 @@
+"""`SearchQuery`: one search, validated once (DESIGN §6). Every surface builds one and hands it to
+`index.search.search`.
+
+The value sets live here and nowhere else: search modes, record kinds, orders and the page limit.
+A bad value is a `RecallError` naming the field and what it accepts; dates are parsed here, once,
+into the store's timestamp format.
+"""
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from claude_mem.domain import OBSERVATION_TYPES, RECORD_KINDS, RecallError, iso_from
+from claude_mem.store.search import SearchFilters
+
+# Every search mode a query may name. Whether one can run here is the index registry's business
+# (`index.search`), so a known mode without its index is a clear "not available", not "unknown".
+MODES = ("keyword",)
+KINDS = RECORD_KINDS
+ORDERS = ("relevance", "newest", "oldest")
+MAX_LIMIT = 500
+DEFAULT_LIMIT = 20
+
+_RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$", re.IGNORECASE)
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_time(text: str, end_of_day: bool = False, now: datetime | None = None) -> str:
+    """`2026-11-20`, an ISO date-time (local unless it has an offset or `Z`) or `7d`/`12h`/`2w`/`30m`.
+
+    A bare date is local midnight; with `end_of_day` it is the next midnight, so `--until 2026-11-20`
+    includes that whole day.
+    """
+    raw = (text or "").strip()
+    relative = _RELATIVE.match(raw)
+    if relative:
+        delta = timedelta(**{_UNITS[relative.group(2).lower()]: int(relative.group(1))})
+        return iso_from((now or datetime.now(UTC)) - delta)
+    try:
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00") if raw.endswith("Z") else raw)
+    except ValueError:
+        raise RecallError(
+            f"not a date or time: {text!r} (use 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w)"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # naive input means the user's local time
+    if end_of_day and len(raw) == 10:
+        moment += timedelta(days=1)
+    return iso_from(moment)
+
+
+def names(value: str | Iterable[str] | None) -> tuple[str, ...]:
+    """`"bugfix, decision"` or `["bugfix", "decision"]` → `("bugfix", "decision")`, blanks dropped."""
+    parts = (value or "").split(",") if isinstance(value, str) or value is None else value
+    return tuple(part.strip() for part in parts if part and part.strip())
+
+
+def _known(what: str, wanted: tuple[str, ...], known: tuple[str, ...]) -> None:
+    unknown = sorted(set(wanted) - set(known))
+    if unknown:
+        raise RecallError(f"unknown {what}(s) {', '.join(unknown)} (known: {', '.join(known)})")
+
+
+def _one_of(what: str, value: str, known: tuple[str, ...]) -> None:
+    if value not in known:
+        raise RecallError(f"unknown {what} {value!r} (known: {', '.join(known)})")
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """A validated search: text (None lists by the filters alone), mode, filters, page and order.
+
+    Build it with `SearchQuery.build`; the fields are already checked and normalised (times in the
+    store's format, a listing ordered by date and over observations only).
+    """
+
+    text: str | None
+    mode: str = "keyword"
+    filters: SearchFilters = field(default_factory=SearchFilters)
+    kinds: tuple[str, ...] = ("observation",)
+    limit: int = DEFAULT_LIMIT
+    offset: int = 0
+    order: str = "relevance"
+
+    @classmethod
+    def build(
+        cls,
+        text: str | None,
+        *,
+        mode: str | None = None,
+        project: str | None = None,
+        types: str | Iterable[str] | None = (),
+        since: str | None = None,
+        until: str | None = None,
+        file: str | None = None,
+        concept: str | None = None,
+        kinds: str | Iterable[str] | None = ("observation",),
+        limit: int = DEFAULT_LIMIT,
+        offset: int = 0,
+        order: str | None = None,
+    ) -> "SearchQuery":
+        """The query for these inputs, or `RecallError` naming the first bad one.
+
+        `types` and `kinds` take a list or a comma-separated string. `since`/`until` take what
+        `parse_time` does (a bare `until` date includes that day). `project` is a project key
+        (surfaces resolve display names and paths first). Type, file and concept filters apply to
+        observations only. Without text nothing is ranked: `relevance` becomes `newest` and only
+        observations are listed.
+        """
+        mode = mode or "keyword"
+        order = order or "relevance"
+        wanted_types, wanted_kinds = names(types), tuple(dict.fromkeys(names(kinds)))
+        _one_of("search mode", mode, MODES)
+        _known("type", wanted_types, OBSERVATION_TYPES)
+        if not wanted_kinds:
+            raise RecallError(f"unknown kind(s) (none) (known: {', '.join(KINDS)})")
+        _known("kind", wanted_kinds, KINDS)
+        _one_of("order", order, ORDERS)
+        if not 0 < limit <= MAX_LIMIT:
+            raise RecallError(f"limit must be 1..{MAX_LIMIT}, not {limit}")
+        if offset < 0:
+            raise RecallError(f"offset must be ≥ 0, not {offset}")
+        filters = SearchFilters(
+            project=project or None, types=wanted_types, file=file or None, concept=concept or None,
+            since=_time("since", since), until=_time("until", until, end_of_day=True),
+        )
+        if text is None:
+            order = "newest" if order == "relevance" else order
+            wanted_kinds = ("observation",)
+        return cls(text=text, mode=mode, filters=filters, kinds=wanted_kinds, limit=limit, offset=offset,
+                   order=order)
+
+
+def _time(name: str, value: str | None, end_of_day: bool = False) -> str | None:
+    if not value:
+        return None
+    try:
+        return parse_time(value, end_of_day=end_of_day)
+    except RecallError as exc:
+        raise RecallError(f"{name}: {exc}") from None

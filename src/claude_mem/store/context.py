@@ -1,0 +1,85 @@
+"""What the session-start and user-prompt hooks read (and the one thing session-start writes).
+
+The newest observations of a project for the index, their total, the latest summary, the count of
+failed events, when a session last received context, and the prompt-context FTS matches. Stdlib
+only and import-light (no typing, dataclasses, pathlib or logging): it runs inside the hooks.
+"""
+
+import sqlite3
+
+from claude_mem.store.transaction import transaction
+
+
+def _since(since: str | None) -> tuple[str, tuple]:
+    return (" AND created_at > ?", (since,)) if since else ("", ())
+
+
+def observation_total(conn: sqlite3.Connection, project: str, since: str | None = None) -> int:
+    """Observations of `project` (stored after `since`, when given)."""
+    where, args = _since(since)
+    return int(conn.execute(f"SELECT COUNT(*) FROM observations WHERE project = ?{where}", (project, *args))
+               .fetchone()[0])
+
+
+def index_rows(conn: sqlite3.Connection, project: str, since: str | None, limit: int) -> list[tuple]:
+    """The newest observations, newest first: (id, created_at, type, title, characters of their full text)."""
+    where, args = _since(since)
+    return conn.execute(
+        "SELECT id, created_at, type, title, length(narrative) + length(facts) + length(title)"
+        f" + coalesce(length(subtitle), 0) FROM observations WHERE project = ?{where}"
+        " ORDER BY created_at DESC, id DESC LIMIT ?",
+        (project, *args, limit),
+    ).fetchall()
+
+
+def latest_summary(conn: sqlite3.Connection, project: str, since: str | None = None) -> tuple | None:
+    """(created_at, request, learned, completed, next_steps) of the project's newest summary."""
+    where, args = _since(since)
+    return conn.execute(
+        "SELECT created_at, request, learned, completed, next_steps FROM summaries"
+        f" WHERE project = ?{where} ORDER BY created_at DESC, id DESC LIMIT 1",
+        (project, *args),
+    ).fetchone()
+
+
+def failed_event_count(conn: sqlite3.Connection, project: str) -> int:
+    """Captured events of the project's sessions that the observer gave up on."""
+    return int(conn.execute(
+        "SELECT COUNT(*) FROM pending_events WHERE status = 'failed'"
+        " AND session_id IN (SELECT id FROM sessions WHERE project = ?)",
+        (project,),
+    ).fetchone()[0])
+
+
+def last_injection(conn: sqlite3.Connection, content_session_id: str) -> str | None:
+    """When the session last received context; None for a session never seen."""
+    row = conn.execute(
+        "SELECT last_injected_at FROM sessions WHERE content_session_id = ?", (content_session_id,)
+    ).fetchone()
+    return row[0] if row else None
+
+
+def record_injection(conn: sqlite3.Connection, content_session_id: str, project: str, cwd: str, at: str) -> bool:
+    """Remember when this session last received context (a capture-table write); False if busy or read-only."""
+    try:
+        with transaction(conn):
+            conn.execute(
+                "INSERT INTO sessions (content_session_id, project, cwd, last_injected_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (content_session_id) DO UPDATE SET last_injected_at = excluded.last_injected_at",
+                (content_session_id, project, cwd, at),
+            )
+    except sqlite3.Error:
+        return False
+    return True
+
+
+def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limit: int) -> list[tuple]:
+    """(id, created_at, type, title, subtitle) of the project's observations matching an FTS5 expression, best
+    first (BM25 with the title and subtitle weighted up)."""
+    return conn.execute(
+        "SELECT o.id, o.created_at, o.type, o.title, o.subtitle FROM observations_fts"
+        " JOIN observations o ON o.id = observations_fts.rowid"
+        " WHERE observations_fts MATCH ? AND o.project = ?"
+        " ORDER BY bm25(observations_fts, 8.0, 4.0, 1.0, 1.0, 2.0) LIMIT ?",
+        (expression, project, limit),
+    ).fetchall()

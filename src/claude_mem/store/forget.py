@@ -1,0 +1,141 @@
+"""The forget repository: find what a forget names, delete it, and scrub its bytes everywhere.
+
+Deleting a row is not enough for privacy: FTS5 keeps deleted terms in its segments until they
+are merged, SQLite keeps freed pages until they are reused, and WAL mode keeps old page images in
+the WAL. So after the delete (with `secure_delete` on) we `optimize` every FTS index, VACUUM and
+truncate the WAL. Backups were all taken before the forget: each gets the same deletion and a
+VACUUM, and one that cannot be rewritten is deleted.
+
+A *target* names rows by what is the same in every copy of the database, never by row id:
+- `{"observations": [[content_session_id, project, content_hash], ...], "event_keys": [...]}` —
+  an observation is (its session's Claude Code id, its content hash), the hash being unique per
+  session; a manual note (no session, `content_session_id` None) is (project, content hash);
+- `{"session": content_session_id}`;
+- `{"project": project_key}`.
+"""
+
+import os
+import sqlite3
+from collections.abc import Sequence
+
+from claude_mem import paths
+from claude_mem.store.migrations import FTS_COLUMNS
+from claude_mem.store.transaction import transaction
+
+_COUNTED = ("prompts", "pending_events", "summaries", "observations")
+
+
+def find_session(conn: sqlite3.Connection, session: str) -> tuple[int, str] | None:
+    """(row id, content_session_id) of a session named by its Claude Code id, or by its row id."""
+    row = conn.execute(
+        "SELECT id, content_session_id FROM sessions WHERE content_session_id = ?", (session,)
+    ).fetchone()
+    if row is None and session.isdigit() and int(session) < 2**63:
+        row = conn.execute("SELECT id, content_session_id FROM sessions WHERE id = ?", (int(session),)).fetchone()
+    return (int(row[0]), str(row[1])) if row else None
+
+
+def observation_targets(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, list[str | None]]:
+    """Row id → [content_session_id (None for a manual note), project, content_hash] of the observations found."""
+    marks = ", ".join("?" for _ in ids)
+    rows = conn.execute(
+        "SELECT o.id, s.content_session_id, o.project, o.content_hash FROM observations o"
+        f" LEFT JOIN sessions s ON s.id = o.session_id WHERE o.id IN ({marks})",
+        list(ids),
+    ).fetchall()
+    return {int(row[0]): [row[1], row[2], row[3]] for row in rows}
+
+
+def orphan_event_keys(conn: sqlite3.Connection, ids: Sequence[int]) -> list[str]:
+    """Keys of the captured events that only these observations came from (they go with them)."""
+    marks = ", ".join("?" for _ in ids)
+    return [row[0] for row in conn.execute(
+        "SELECT DISTINCT e.event_key FROM observation_sources src JOIN pending_events e ON e.id = src.event_id"
+        f" WHERE src.observation_id IN ({marks}) AND NOT EXISTS (SELECT 1 FROM observation_sources other"
+        f" WHERE other.event_id = src.event_id AND other.observation_id NOT IN ({marks}))",
+        (*ids, *ids),
+    )]
+
+
+def session_counts(conn: sqlite3.Connection, session_id: int) -> dict[str, int]:
+    """Rows that forgetting the session removes, per table."""
+    counts = {name: int(conn.execute(f"SELECT COUNT(*) FROM {name} WHERE session_id = ?", (session_id,)).fetchone()[0])
+              for name in _COUNTED}
+    return {**counts, "sessions": 1}
+
+
+def project_counts(conn: sqlite3.Connection, project: str) -> dict[str, int]:
+    """Rows that forgetting the project removes, per table (its manual notes among the observations)."""
+    where = "session_id IN (SELECT id FROM sessions WHERE project = ?)"
+    counts = {name: int(conn.execute(f"SELECT COUNT(*) FROM {name} WHERE {where}", (project,)).fetchone()[0])
+              for name in _COUNTED}
+    counts["observations"] += int(conn.execute(
+        "SELECT COUNT(*) FROM observations WHERE project = ? AND session_id IS NULL", (project,)
+    ).fetchone()[0])
+    counts["sessions"] = int(conn.execute("SELECT COUNT(*) FROM sessions WHERE project = ?", (project,)).fetchone()[0])
+    return counts
+
+
+def delete(conn: sqlite3.Connection, target: dict) -> None:
+    """Delete what `target` names, inside the caller's transaction (foreign keys cascade the rest)."""
+    if "observations" in target:
+        for content_session_id, project, digest in target["observations"]:
+            if content_session_id is None:
+                conn.execute(
+                    "DELETE FROM observations WHERE session_id IS NULL AND project = ? AND content_hash = ?",
+                    (project, digest),
+                )
+            else:
+                conn.execute(
+                    "DELETE FROM observations WHERE content_hash = ?"
+                    " AND session_id = (SELECT id FROM sessions WHERE content_session_id = ?)",
+                    (digest, content_session_id),
+                )
+        for key in target["event_keys"]:
+            conn.execute("DELETE FROM pending_events WHERE event_key = ?", (key,))
+    elif "session" in target:
+        conn.execute("DELETE FROM sessions WHERE content_session_id = ?", (target["session"],))
+    else:
+        project = target["project"]
+        conn.execute("DELETE FROM observations WHERE project = ?", (project,))
+        conn.execute("DELETE FROM summaries WHERE project = ?", (project,))
+        conn.execute("DELETE FROM sessions WHERE project = ?", (project,))
+
+
+def scrub(conn: sqlite3.Connection) -> None:
+    """Make deleted text unrecoverable: merge FTS segments, rebuild the file, empty the WAL."""
+    conn.execute("PRAGMA secure_delete = ON")
+    for table in FTS_COLUMNS:
+        conn.execute(f"INSERT INTO {table}_fts ({table}_fts) VALUES ('optimize')")
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def apply(conn: sqlite3.Connection, target: dict) -> None:
+    """Delete in one transaction, then scrub."""
+    with transaction(conn):
+        delete(conn, target)
+    scrub(conn)
+
+
+def rewrite_backups(data_dir: str, target: dict) -> dict[str, list[str]]:
+    """Apply the same forget to every backup; delete any backup that cannot be rewritten."""
+    report: dict[str, list[str]] = {"rewritten": [], "pruned": []}
+    for path in paths.list_backups(data_dir):
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=10)
+            try:
+                conn.execute("PRAGMA foreign_keys = ON")
+                apply(conn, target)
+                conn.execute("PRAGMA journal_mode = DELETE")
+            finally:
+                conn.close()
+            report["rewritten"].append(path)
+        except sqlite3.Error:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(path + suffix)
+                except FileNotFoundError:
+                    pass
+            report["pruned"].append(path)
+    return report

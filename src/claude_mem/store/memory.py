@@ -1,0 +1,239 @@
+"""The memory repository: observations, summaries, prompts and sessions as recall reads them.
+
+Records by id (counting observation fetches), paged lists of summaries, prompts and sessions, the
+project catalog, the manual-note insert of `remember`, the prompt feed of the SSE stream and the
+counts the MCP answers use. Rows come back as plain dicts (JSON list columns decoded), shaped as
+the CLI, HTTP API and MCP print them. Validation, paging limits and time parsing stay in `recall`.
+
+Stdlib only and import-light: the session-start hook reads the project keys through it.
+"""
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from claude_mem.store.transaction import transaction
+
+JSON_LIST_COLUMNS = ("facts", "concepts", "files_read", "files_modified", "files_edited")
+# SQLite integers are signed 64-bit: a larger id names nothing (and must not raise OverflowError).
+MAX_ROW_ID = 2**63 - 1
+
+
+def _json_list(value: object) -> list:
+    try:
+        parsed = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return []
+    return parsed if isinstance(parsed, list) else []
+
+
+def row_dict(cursor: sqlite3.Cursor, row: Sequence[object]) -> dict:
+    """A row as a dict, JSON list columns decoded."""
+    item = {column[0]: value for column, value in zip(cursor.description, row)}
+    for name in JSON_LIST_COLUMNS:
+        if name in item:
+            item[name] = _json_list(item[name])
+    return item
+
+
+def _dicts(cursor: sqlite3.Cursor) -> list[dict]:
+    return [row_dict(cursor, row) for row in cursor.fetchall()]
+
+
+# -- projects ---------------------------------------------------------------------------------------
+
+
+def known_projects(conn: sqlite3.Connection) -> list[str]:
+    """Every project key with something stored (a session, an observation or a summary), sorted."""
+    return [row[0] for row in conn.execute(
+        "SELECT project FROM sessions UNION SELECT project FROM observations UNION SELECT project FROM summaries"
+        " ORDER BY 1"
+    )]
+
+
+def project_counts(conn: sqlite3.Connection) -> dict[str, dict]:
+    """Per project key: sessions, observations, summaries, public prompts and the latest activity."""
+    counts: dict[str, dict] = {}
+    queries = (
+        ("sessions", "SELECT project, COUNT(*), MAX(last_activity_at) FROM sessions GROUP BY project"),
+        ("observations", "SELECT project, COUNT(*), MAX(created_at) FROM observations GROUP BY project"),
+        ("summaries", "SELECT project, COUNT(*), MAX(created_at) FROM summaries GROUP BY project"),
+        ("prompts", "SELECT s.project, COUNT(*), MAX(p.created_at) FROM prompts p"
+                    " JOIN sessions s ON s.id = p.session_id WHERE p.private = 0 GROUP BY s.project"),
+    )
+    for field, sql in queries:
+        for key, count, latest in conn.execute(sql):
+            entry = counts.setdefault(key, {"sessions": 0, "observations": 0, "summaries": 0, "prompts": 0,
+                                            "last_activity_at": None})
+            entry[field] = count
+            if latest and (entry["last_activity_at"] is None or latest > entry["last_activity_at"]):
+                entry["last_activity_at"] = latest
+    return counts
+
+
+# -- counts -------------------------------------------------------------------------------------------
+
+
+def store_is_empty(conn: sqlite3.Connection) -> bool:
+    """True when nothing recall can show is stored: no observation, summary or public prompt."""
+    return not conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM observations) OR EXISTS (SELECT 1 FROM summaries)"
+        " OR EXISTS (SELECT 1 FROM prompts WHERE private = 0)"
+    ).fetchone()[0]
+
+
+def observation_count(conn: sqlite3.Connection, project: str | None = None) -> int:
+    """Observations of `project`, or of every project when it is None."""
+    return int(conn.execute(
+        "SELECT COUNT(*) FROM observations WHERE ? IS NULL OR project = ?", (project, project)
+    ).fetchone()[0])
+
+
+# -- records by id --------------------------------------------------------------------------------------
+
+
+def observations_by_id(conn: sqlite3.Connection, ids: Iterable[int], count_fetch: bool = True) -> list[dict]:
+    """Full observations in the order asked (unknown ids skipped); `count_fetch` adds one to their `fetch_count`.
+
+    `fetch_count` is not indexed text, so the update leaves FTS alone.
+    """
+    wanted = [i for i in dict.fromkeys(int(i) for i in ids) if 0 < i <= MAX_ROW_ID]
+    if not wanted:
+        return []
+    marks = ", ".join("?" for _ in wanted)
+    if count_fetch:
+        with transaction(conn):
+            conn.execute(f"UPDATE observations SET fetch_count = fetch_count + 1 WHERE id IN ({marks})", wanted)
+    found = {item["id"]: item for item in _dicts(conn.execute(f"SELECT * FROM observations WHERE id IN ({marks})",
+                                                               wanted))}
+    return [found[i] for i in wanted if i in found]
+
+
+def summary_by_id(conn: sqlite3.Connection, summary_id: int) -> dict | None:
+    if not 0 < summary_id <= MAX_ROW_ID:
+        return None
+    cursor = conn.execute("SELECT * FROM summaries WHERE id = ?", (summary_id,))
+    row = cursor.fetchone()
+    return row_dict(cursor, row) if row else None
+
+
+def prompt_by_id(conn: sqlite3.Connection, prompt_id: int) -> dict | None:
+    """A public prompt with its session's project and Claude Code id; None for a private or unknown one."""
+    if not 0 < prompt_id <= MAX_ROW_ID:
+        return None
+    cursor = conn.execute(
+        "SELECT p.*, s.project AS project, s.content_session_id AS content_session_id FROM prompts p"
+        " JOIN sessions s ON s.id = p.session_id WHERE p.id = ? AND p.private = 0",
+        (prompt_id,),
+    )
+    row = cursor.fetchone()
+    return row_dict(cursor, row) if row else None
+
+
+# -- paged lists (newest first; `since`/`until` already in the store's timestamp format) --------------
+
+
+def _range(column: str, project_column: str, project: str | None, since: str | None,
+           until: str | None) -> tuple[list[str], list[object]]:
+    where: list[str] = []
+    args: list[object] = []
+    if project:
+        where.append(f"{project_column} = ?")
+        args.append(project)
+    if since:
+        where.append(f"{column} >= ?")
+        args.append(since)
+    if until:
+        where.append(f"{column} < ?")
+        args.append(until)
+    return where, args
+
+
+def _page(conn: sqlite3.Connection, select: str, source: str, where: list[str], args: list[object], order: str,
+          limit: int, offset: int) -> dict:
+    clause = (" WHERE " + " AND ".join(where)) if where else ""
+    total = conn.execute(f"SELECT COUNT(*) {source}{clause}", args).fetchone()[0]
+    cursor = conn.execute(f"{select} {source}{clause} ORDER BY {order} LIMIT ? OFFSET ?", (*args, limit, offset))
+    return {"items": _dicts(cursor), "total": total}
+
+
+def summaries_page(conn: sqlite3.Connection, project: str | None, since: str | None, until: str | None,
+                   limit: int, offset: int) -> dict:
+    """`{items, total}`: summaries, each with its session's Claude Code id."""
+    where, args = _range("s.created_at", "s.project", project, since, until)
+    select = "SELECT 'summary' AS kind, 'S' || s.id AS ref, s.*, ss.content_session_id AS content_session_id"
+    source = "FROM summaries s JOIN sessions ss ON ss.id = s.session_id"
+    return _page(conn, select, source, where, args, "s.created_at DESC, s.id DESC", limit, offset)
+
+
+def prompts_page(conn: sqlite3.Connection, project: str | None, since: str | None, until: str | None,
+                 limit: int, offset: int, session: str | None = None) -> dict:
+    """`{items, total}`: public prompts with their session's project and Claude Code id."""
+    where, args = _range("p.created_at", "ss.project", project, since, until)
+    where.append("p.private = 0")
+    if session:
+        where.append("ss.content_session_id = ?")
+        args.append(session)
+    select = ("SELECT 'prompt' AS kind, 'P' || p.id AS ref, p.id, p.session_id, p.prompt_number, p.text,"
+              " p.created_at, ss.project AS project, ss.content_session_id AS content_session_id")
+    source = "FROM prompts p JOIN sessions ss ON ss.id = p.session_id"
+    return _page(conn, select, source, where, args, "p.created_at DESC, p.id DESC", limit, offset)
+
+
+def sessions_page(conn: sqlite3.Connection, project: str | None, since: str | None, until: str | None,
+                  limit: int, offset: int, status: str | None = None) -> dict:
+    """`{items, total}`: sessions by last activity, with how many prompts, observations, summaries and
+    failed events each has."""
+    where, args = _range("s.last_activity_at", "s.project", project, since, until)
+    if status:
+        where.append("s.status = ?")
+        args.append(status)
+    select = (
+        "SELECT s.id, s.content_session_id, s.project, s.cwd, s.title, s.status, s.observer_provider,"
+        " s.started_at, s.ended_at, s.last_activity_at,"
+        " (SELECT COUNT(*) FROM prompts p WHERE p.session_id = s.id AND p.private = 0) AS prompts,"
+        " (SELECT COUNT(*) FROM observations o WHERE o.session_id = s.id) AS observations,"
+        " (SELECT COUNT(*) FROM summaries m WHERE m.session_id = s.id) AS summaries,"
+        " (SELECT COUNT(*) FROM pending_events e WHERE e.session_id = s.id AND e.status = 'failed') AS failed_events"
+    )
+    return _page(conn, select, "FROM sessions s", where, args, "s.last_activity_at DESC, s.id DESC", limit, offset)
+
+
+# -- the prompt feed --------------------------------------------------------------------------------------
+
+
+def newest_prompt_id(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM prompts").fetchone()[0])
+
+
+def prompts_after(conn: sqlite3.Connection, last: int, limit: int) -> list[dict]:
+    """Public prompts with an id above `last`, oldest first, with their session's project and Claude Code id."""
+    return _dicts(conn.execute(
+        "SELECT p.id, p.session_id, p.prompt_number, p.text, p.created_at, s.project AS project,"
+        " s.content_session_id AS content_session_id FROM prompts p JOIN sessions s ON s.id = p.session_id"
+        " WHERE p.id > ? AND p.private = 0 ORDER BY p.id LIMIT ?",
+        (last, limit),
+    ))
+
+
+# -- manual notes -----------------------------------------------------------------------------------------
+
+
+def add_manual_observation(conn: sqlite3.Connection, project: str, kind: str, title: str, narrative: str,
+                           content_hash: str) -> tuple[dict, bool]:
+    """(the stored note, whether it is new): a note with no session, stored once per project and hash."""
+    with transaction(conn):
+        existing = conn.execute(
+            "SELECT id FROM observations WHERE session_id IS NULL AND project = ? AND content_hash = ?",
+            (project, content_hash),
+        ).fetchone()
+        if existing is None:
+            row_id = conn.execute(
+                "INSERT INTO observations (session_id, project, type, title, narrative, concepts, content_hash)"
+                " VALUES (NULL, ?, ?, ?, ?, '[\"manual\"]', ?)",
+                (project, kind, title, narrative, content_hash),
+            ).lastrowid
+        else:
+            row_id = existing[0]
+    cursor = conn.execute("SELECT * FROM observations WHERE id = ?", (row_id,))
+    return row_dict(cursor, cursor.fetchone()), existing is None
