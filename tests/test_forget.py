@@ -134,3 +134,20 @@ def test_forget_needs_exactly_one_target(store):
         forgetting.plan(conn, [obs], session="sess-secret")
     with pytest.raises(ValueError, match="nothing stored for project"):
         forgetting.plan(conn, project="/nowhere")
+
+
+def test_backups_are_named_in_one_place_so_forget_scrubs_whatever_the_snapshots_are_called(
+        store, data_dir, monkeypatch):
+    """Regression: backup naming was defined in two modules; renaming it in one would have let
+    snapshots escape `forget`. Both now read `claude_mem.paths`."""
+    from claude_mem import paths
+
+    conn, obs = store
+    monkeypatch.setattr(paths, "BACKUP_PREFIX", "memory-snapshot-")
+    snapshot = backup.snapshot(str(data_dir), keep=5)
+    assert os.path.basename(snapshot).startswith("memory-snapshot-")
+    assert backup.list_backups(str(data_dir)) == [snapshot]
+    report = forgetting.forget(conn, str(data_dir), ids=[obs])
+    assert report["backups"]["rewritten"] == [snapshot]
+    with open(snapshot, "rb") as handle:
+        assert b"billing module" not in handle.read()

@@ -150,3 +150,13 @@ def test_validation_errors_map_at_each_edge(seeded, client):
     assert result.exit_code == 1 and "until: not a date or time" in result.output and "Traceback" not in result.output
     with pytest.raises(RecallError, match="unknown order"):
         answers.search_text(conn, APP, "cache", order="sideways")
+
+
+def test_mcp_search_tool_takes_the_mode_and_lists_its_values():
+    """The mode set is one constant (index.query.MODES); the MCP tool's schema offers exactly it."""
+    from typing import get_args
+
+    from claude_mem.index.query import MODES
+    from claude_mem.mcp_server.server import Mode
+
+    assert tuple(get_args(Mode)) == MODES

@@ -5,6 +5,7 @@ Stdlib only and import-light (no typing, dataclasses or datetime at import): the
 """
 
 import time
+from datetime import UTC
 
 # -- timestamps -----------------------------------------------------------------------------------
 # Every timestamp in the store is UTC with milliseconds: 2026-11-20T14:30:05.123Z (it sorts as text).
@@ -27,6 +28,35 @@ def iso_from(moment: object) -> str:
 
     assert isinstance(moment, datetime)
     return iso(moment.timestamp())
+
+
+def parse_time(text: str, end_of_day: bool = False, now: "object | None" = None) -> str:
+    """What a user typed for a time, in the store's format: `2026-11-20`, an ISO date-time (local
+    unless it has an offset or `Z`) or `7d`/`12h`/`2w`/`30m` ago.
+
+    A bare date is local midnight; with `end_of_day` it is the next midnight, so `--until 2026-11-20`
+    includes that whole day. `now` (a datetime) is for tests. RecallError when it does not parse.
+    """
+    import re
+    from datetime import datetime, timedelta
+
+    raw = (text or "").strip()
+    relative = re.match(r"^(\d+)\s*([mhdw])$", raw, re.IGNORECASE)
+    if relative:
+        unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[relative.group(2).lower()]
+        base = now if isinstance(now, datetime) else datetime.now(UTC)
+        return iso_from(base - timedelta(**{unit: int(relative.group(1))}))
+    try:
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00") if raw.endswith("Z") else raw)
+    except ValueError:
+        raise RecallError(
+            f"not a date or time: {text!r} (use 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w)"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # naive input means the user's local time
+    if end_of_day and len(raw) == 10:
+        moment += timedelta(days=1)
+    return iso_from(moment)
 
 
 # -- names ------------------------------------------------------------------------------------------

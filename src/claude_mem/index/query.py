@@ -6,12 +6,10 @@ A bad value is a `RecallError` naming the field and what it accepts; dates are p
 into the store's timestamp format.
 """
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 
-from claude_mem.domain import OBSERVATION_TYPES, RECORD_KINDS, RecallError, iso_from
+from claude_mem.domain import OBSERVATION_TYPES, RECORD_KINDS, RecallError, parse_time
 from claude_mem.store.search import SearchFilters
 
 # Every search mode a query may name. Whether one can run here is the index registry's business
@@ -22,32 +20,6 @@ ORDERS = ("relevance", "newest", "oldest")
 MAX_LIMIT = 500
 DEFAULT_LIMIT = 20
 
-_RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$", re.IGNORECASE)
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
-def parse_time(text: str, end_of_day: bool = False, now: datetime | None = None) -> str:
-    """`2026-11-20`, an ISO date-time (local unless it has an offset or `Z`) or `7d`/`12h`/`2w`/`30m`.
-
-    A bare date is local midnight; with `end_of_day` it is the next midnight, so `--until 2026-11-20`
-    includes that whole day.
-    """
-    raw = (text or "").strip()
-    relative = _RELATIVE.match(raw)
-    if relative:
-        delta = timedelta(**{_UNITS[relative.group(2).lower()]: int(relative.group(1))})
-        return iso_from((now or datetime.now(UTC)) - delta)
-    try:
-        moment = datetime.fromisoformat(raw.replace("Z", "+00:00") if raw.endswith("Z") else raw)
-    except ValueError:
-        raise RecallError(
-            f"not a date or time: {text!r} (use 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w)"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # naive input means the user's local time
-    if end_of_day and len(raw) == 10:
-        moment += timedelta(days=1)
-    return iso_from(moment)
 
 
 def names(value: str | Iterable[str] | None) -> tuple[str, ...]:

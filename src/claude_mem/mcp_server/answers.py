@@ -69,7 +69,8 @@ def _nothing(conn: sqlite3.Connection, key: str | None, where: str, query: str |
 def search_text(conn: sqlite3.Connection, here: str, query: str | None, *, project: str | None = None,
                 all_projects: bool = False, types: Sequence[str] = (), kinds: Sequence[str] = ("observation",),
                 since: str | None = None, until: str | None = None, file: str | None = None,
-                concept: str | None = None, limit: int = 20, offset: int = 0, order: str = "relevance") -> str:
+                concept: str | None = None, limit: int = 20, offset: int = 0, order: str = "relevance",
+                mode: str = "keyword") -> str:
     """Matching rows, one line each, with paging and the next steps."""
     if store_is_empty(conn):
         return EMPTY_STORE
@@ -77,7 +78,8 @@ def search_text(conn: sqlite3.Connection, here: str, query: str | None, *, proje
     names = display_map(conn)
     words = (query or "").strip() or None
     wanted = SearchQuery.build(words, project=key, types=types, kinds=kinds or ("observation",), since=since,
-                               until=until, file=file, concept=concept, limit=limit, offset=offset, order=order)
+                               until=until, file=file, concept=concept, limit=limit, offset=offset, order=order,
+                               mode=mode)
     result = search(conn, wanted)
     items, total, where = result.items, result.total, _name(names, key)
     if not items:

@@ -28,6 +28,7 @@ BUSY_MS = 5_000
 ObservationType = Literal["bugfix", "feature", "refactor", "change", "discovery", "decision"]
 Kind = Literal["observation", "summary", "prompt"]
 Order = Literal["relevance", "newest", "oldest"]
+Mode = Literal["keyword"]  # index.query.MODES; semantic and hybrid join it with the vector index
 
 INSTRUCTIONS = f"""\
 claude-mem is the persistent memory of this project: observations that earlier Claude Code \
@@ -110,6 +111,7 @@ def search(
     limit: Annotated[int, Field(ge=1, le=100, description="Results per page.")] = 20,
     offset: Annotated[int, Field(ge=0, le=1_000_000, description="Results to skip, for the next page.")] = 0,
     order: Annotated[Order, Field(description="relevance (default), newest or oldest.")] = "relevance",
+    mode: Annotated[Mode, Field(description="keyword: full-text ranking (BM25) of the query's words.")] = "keyword",
 ) -> str:
     """Step 1 of 3: find memories of this project by keywords. Returns one line per match —
     `#id date time type title` (`S<id>` for a turn summary, `P<id>` for a user prompt) — and no
@@ -120,7 +122,7 @@ def search(
     return _answer(lambda conn: answers.search_text(
         conn, here(), query, project=project, all_projects=all_projects, types=types or (),
         kinds=kinds or ("observation",), since=since, until=until, file=file, concept=concept, limit=limit,
-        offset=offset, order=order))
+        offset=offset, order=order, mode=mode))
 
 
 def timeline(

@@ -9,8 +9,8 @@ import re
 import sqlite3
 from typing import TypedDict
 
-from claude_mem.domain import RecallError, UnknownRecord, is_ref, parse_ref, ref
-from claude_mem.index.query import SearchQuery, parse_time
+from claude_mem.domain import RecallError, UnknownRecord, is_ref, parse_ref, parse_time, ref
+from claude_mem.index.query import SearchQuery
 from claude_mem.index.search import search
 from claude_mem.store import search as repository
 from claude_mem.store.search import TimelineRow

@@ -16,7 +16,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from claude_mem.index.query import MAX_LIMIT, SearchQuery, parse_time
+from claude_mem.domain import parse_time
+from claude_mem.index.query import MAX_LIMIT, SearchQuery
 from claude_mem.recall.common import RecallError, resolve_project
 from claude_mem.store import db
 from claude_mem.worker.context import WorkerContext
