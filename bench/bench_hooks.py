@@ -48,7 +48,7 @@ def payload(index: int) -> bytes:
 
 def timed(argv: list[str], stdin: bytes, env: dict) -> float:
     started = time.perf_counter()
-    result = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
+    result = subprocess.run(argv, input=stdin, capture_output=True, env=env, timeout=60)
     elapsed = (time.perf_counter() - started) * 1000
     if result.returncode != 0 or result.stderr:
         raise RuntimeError(f"{argv[:3]}… exited {result.returncode}: {result.stderr[-300:]!r}")

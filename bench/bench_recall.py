@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from claude_mem import settings
 from claude_mem.index import fts
@@ -78,7 +78,7 @@ def generate(conn, project: str, count: int, seed: int = 1) -> None:
     rng = random.Random(seed)
     draw = zipf_sampler(rng)
     types = ("bugfix", "feature", "refactor", "change", "discovery", "decision")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     conn.execute("BEGIN IMMEDIATE")
     session = conn.execute("INSERT INTO sessions (content_session_id, project) VALUES (?, ?)",
                            (f"bench-{project}-{count}", project)).lastrowid

@@ -4,12 +4,12 @@ CPython ships the builtin `_sha256` (3.11) / `_sha2` (3.12+) module; `hashlib` i
 """
 
 try:
-    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]
+    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found,unused-ignore]
 except ImportError:
     try:
-        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef]
+        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
     except ImportError:  # pragma: no cover - builds without the builtin module
-        from hashlib import sha256 as _sha256  # type: ignore[assignment]
+        from hashlib import sha256 as _sha256  # type: ignore[assignment,unused-ignore]
 
 
 def sha256_hex(data: bytes) -> str:

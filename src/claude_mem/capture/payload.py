@@ -123,13 +123,13 @@ def scrub(value: object, limit: int) -> object:
     if isinstance(value, str):
         return cut(_valid_text(value), limit)
     if isinstance(value, dict):
-        result = {}
+        result: dict[str, object] = {}
         for key, item in value.items():
-            key = privacy.clean(_valid_text(str(key)))
-            if isinstance(item, str) and privacy.secret_name(key) and privacy.secret_value(item):
-                result[key] = privacy.REDACTED.format("secret")
+            name = privacy.clean(_valid_text(str(key)))
+            if isinstance(item, str) and privacy.secret_name(name) and privacy.secret_value(item):
+                result[name] = privacy.REDACTED.format("secret")
             else:
-                result[key] = scrub(item, limit)
+                result[name] = scrub(item, limit)
         return result
     if isinstance(value, list):
         return [scrub(item, limit) for item in value]
@@ -185,8 +185,8 @@ def event_name(hook: str, payload: dict) -> str:
 def build_record(hook: str, payload: dict, project: str, limit: int) -> dict:
     """The capture record for one payload, or BadInput / Unregistered."""
     event = event_name(hook, payload)
-    session_id = _field(payload, "session_id", (str,), required=True)
-    if not session_id.strip():  # type: ignore[union-attr]
+    session_id = str(_field(payload, "session_id", (str,), required=True))
+    if not session_id.strip():
         raise BadInput("field 'session_id' is empty")
     cwd = _field(payload, "cwd", (str,), default="")
     kind = EVENT_KINDS[event]
@@ -227,5 +227,5 @@ def build_record(hook: str, payload: dict, project: str, limit: int) -> dict:
     if isinstance(tool_use_id, str) and tool_use_id:
         record["event_key"] = tool_use_id
     else:
-        record["event_key"] = event_key(session_id, kind, body, _turn_marker(payload))  # type: ignore[arg-type]
+        record["event_key"] = event_key(session_id, kind, body, _turn_marker(payload))
     return record

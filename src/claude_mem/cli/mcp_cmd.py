@@ -1,6 +1,5 @@
 """`claude-mem mcp`: the MCP server on stdin/stdout, for Claude Code (or any MCP client)."""
 
-import click
 
 from claude_mem.cli.group import cli
 

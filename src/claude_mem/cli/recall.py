@@ -133,7 +133,7 @@ def render_record(item: dict, names: dict[str, str]) -> None:
     out = console()
     kind = item["kind"]
     out.print(Text(f"{ref(kind, item['id'])} {item.get('type', kind)} · {when(item['created_at'])} · "
-                   f"{names.get(item.get('project'), item.get('project'))}", style="bold"))
+                   f"{names.get(str(item.get('project')), item.get('project'))}", style="bold"))
     for name in RECORD_FIELDS[kind]:
         value = item.get(name)
         if value in (None, "", []):

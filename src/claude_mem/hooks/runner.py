@@ -12,9 +12,13 @@ import os
 import sys
 
 from claude_mem import settings
-from claude_mem.domain import TURN_KINDS
 from claude_mem.capture import diagnostics, payload
 from claude_mem.capture.payload import BadInput, Unregistered
+from claude_mem.domain import TURN_KINDS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hook imports sqlite3 only when it writes
+    import sqlite3
 
 HELP_FLAGS = ("-h", "--help")
 # hook command -> what it does; `claude-mem hook --help` and the click group (cli/hook.py) show it.
@@ -99,13 +103,13 @@ def _bad_input(hook: str, data_dir: str, raw: bytes, problem: str) -> int:
     return 0
 
 
-def _store(data_dir: str, record: dict, hook: str) -> tuple[str, object]:
+def _store(data_dir: str, record: dict, hook: str) -> "tuple[str, sqlite3.Connection | None]":
     """Commit `record` (or spool it). Returns (outcome, open connection or None).
 
     outcome: "stored", "duplicate" (nothing new), or "spooled".
     """
-    from claude_mem.store.capture import apply_record
     from claude_mem.store import db
+    from claude_mem.store.capture import apply_record
 
     conn = None
     try:
@@ -150,7 +154,7 @@ def handle(hook: str, raw: bytes, env: dict) -> int:
         return 0
     from claude_mem.project import project_for
 
-    cwd = incoming.get("cwd") if isinstance(incoming.get("cwd"), str) else ""
+    cwd = str(incoming["cwd"]) if isinstance(incoming.get("cwd"), str) else ""
     project = project_for(cwd or None, env)
     if _excluded(project, cwd, config["excluded_projects"]):
         return 0

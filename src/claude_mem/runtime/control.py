@@ -32,8 +32,8 @@ class WorkerState:
     running: bool
     pid: int | None = None
     port: int | None = None
-    info: dict | None = None  # type: ignore[type-arg]
-    health: dict | None = None  # type: ignore[type-arg]
+    info: dict[str, object] | None = None
+    health: dict[str, object] | None = None
     reason: str = ""
 
     @property

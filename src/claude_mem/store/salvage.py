@@ -9,6 +9,7 @@ survives and the observer redoes those events.
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 from urllib.parse import quote
 
 from claude_mem.store import db
@@ -19,9 +20,9 @@ EVENTS_SQL = ("SELECT event_key, session_id, kind, prompt_number, payload, statu
               "FROM pending_events WHERE status != 'done'")
 
 
-def readable_rows(conn: sqlite3.Connection, sql: str) -> list[tuple]:  # type: ignore[type-arg]
+def readable_rows(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
     """Every row that can be read before the corruption stops the scan."""
-    rows: list[tuple] = []  # type: ignore[type-arg]
+    rows: list[tuple[Any, ...]] = []
     try:
         cursor = conn.execute(sql)
         while True:

@@ -14,8 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from claude_mem.recall.common import RecallError, UnknownRecord
-from claude_mem.worker import routes_memory, routes_queue, routes_search, routes_settings, routes_stream
-from claude_mem.worker import routes_viewer
+from claude_mem.worker import routes_memory, routes_queue, routes_search, routes_settings, routes_stream, routes_viewer
 from claude_mem.worker.context import WorkerContext
 from claude_mem.worker.health import health_report
 from claude_mem.worker.security import SecurityMiddleware

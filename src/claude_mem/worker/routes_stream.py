@@ -40,7 +40,7 @@ async def frames(subscription: Subscription, first: dict | None, heartbeat: floa
         while True:
             try:
                 event = await asyncio.wait_for(subscription.__anext__(), heartbeat)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 yield ": heartbeat\n\n"
                 continue
             except StopAsyncIteration:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import MutableMapping
+from typing import Any
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -73,7 +75,7 @@ class SecurityMiddleware:
                 await self.refuse(send, "forbidden_origin", "cross-origin requests may not change anything")
                 return
 
-        async def send_with_headers(message: dict) -> None:  # type: ignore[type-arg]
+        async def send_with_headers(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 existing = [(k, v) for k, v in message.get("headers", []) if not k.lower().startswith(b"access-control-")]
                 message["headers"] = existing + SECURITY_HEADERS

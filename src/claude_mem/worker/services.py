@@ -76,7 +76,7 @@ async def stop_services(services: list[Service], timeout: float = STOP_TIMEOUT) 
         try:
             await asyncio.wait_for(service.stop(), timeout)
             log.info("service %s stopped", service.name)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.error("service %s did not stop within %.0f s; abandoning it", service.name, timeout)
         except Exception:
             log.exception("service %s failed to stop cleanly", service.name)
