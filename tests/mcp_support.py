@@ -11,8 +11,8 @@ from typing import Any
 from mcp import Client
 from mcp.types import CallToolResult
 
-from claude_mem.runtime import autostart
 from claude_mem.mcp_server.server import build_server
+from claude_mem.runtime import autostart
 from claude_mem.store import db
 from recall_seed import add_observation, add_prompt, add_session, add_summary, seed_project, stamp
 

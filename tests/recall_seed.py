@@ -5,7 +5,7 @@ import itertools
 import json
 import random
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from claude_mem.domain import iso_from
 
@@ -49,7 +49,7 @@ def realistic_titles(count: int) -> list[tuple[str, str]]:
 
 
 def stamp(hours_ago: float, now: datetime | None = None) -> str:
-    return iso_from((now or datetime.now(timezone.utc)) - timedelta(hours=hours_ago))
+    return iso_from((now or datetime.now(UTC)) - timedelta(hours=hours_ago))
 
 
 def add_session(conn: sqlite3.Connection, content_id: str, project: str, started_at: str | None = None) -> int:

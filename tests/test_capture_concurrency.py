@@ -9,8 +9,7 @@ import time
 import pytest
 
 from claude_mem.capture import spool
-from claude_mem.store import capture
-from claude_mem.store import db
+from claude_mem.store import capture, db
 from hook_support import events, load, rows, run_hook
 from test_hooks_spool import write_lock
 

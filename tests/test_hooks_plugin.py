@@ -25,7 +25,7 @@ def test_hooks_json_registers_only_what_2_0_77_knows():
     registered = set(config["hooks"])
     assert registered == {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}
     assert registered <= EVENTS_2_0_77
-    for event, groups in config["hooks"].items():
+    for groups in config["hooks"].values():
         for group in groups:
             for handler in group["hooks"]:
                 assert handler["type"] == "command"

@@ -9,8 +9,7 @@ import sys
 import time
 
 from claude_mem.capture import spool
-from claude_mem.store import capture
-from claude_mem.store import db
+from claude_mem.store import capture, db
 from conftest import REPO
 from hook_support import events, fixture_files, hook_for, load, rows, run_hook
 

@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from mcp import Client
 
+from claude_mem.domain import OBSERVATION_TYPES
 from claude_mem.mcp_server import answers
 from claude_mem.mcp_server.server import INSTRUCTIONS, ObservationType, build_server
 from claude_mem.recall.context import GET_TOOL, SEARCH_TOOL, TIMELINE_TOOL
 from claude_mem.store import db
-from claude_mem.domain import OBSERVATION_TYPES
 from mcp_support import call, connect, ok, seed, text
 from recall_seed import add_observation
 

@@ -5,9 +5,7 @@ import json
 import os
 import sqlite3
 
-from claude_mem.capture import spool
-from claude_mem.store import capture
-from claude_mem.store import db
+from claude_mem.store import capture, db
 from hook_support import all_files, events, load, rows, run_hook
 from test_hooks_spool import write_lock
 from test_privacy import SECRETS

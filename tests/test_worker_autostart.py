@@ -13,8 +13,7 @@ import psutil
 import pytest
 
 from claude_mem import __version__
-from claude_mem.runtime import autostart
-from claude_mem.runtime import control, discovery
+from claude_mem.runtime import autostart, control, discovery
 from conftest import FIXTURES, IN_CI, REPO, require
 from test_worker_lifecycle import wait_for, worker_env, worker_processes  # noqa: F401  (fixture)
 

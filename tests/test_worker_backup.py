@@ -10,10 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from claude_mem.cli import cli
-from claude_mem.store import db
 from claude_mem.runtime import discovery
-from claude_mem.store import backup
-from test_worker_lifecycle import cli as run_cli, worker_env  # noqa: F401  (fixture)
+from claude_mem.store import backup, db
+from test_worker_lifecycle import cli as run_cli  # noqa: F401  (fixture)
 
 
 def make_db(data_dir, sessions=200):
