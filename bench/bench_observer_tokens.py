@@ -1,9 +1,11 @@
 """Observer input tokens per tool event: batched turns versus one event per call.
 
 Runs the real `anthropic` provider (bounded history) against the loopback fake Messages API, whose
-usage figure is a deterministic estimate (characters / 4) of everything the request carried. Two
-sessions: the recorded `session-edit` one (4 tool events) and a synthetic 200-event one. The
-baseline is one event per call, measured in the same run; `ratio` < 1 means batching is cheaper.
+usage figure is a deterministic estimate (characters / 4) of everything the request carried
+(system prompt included). The conversation is opened and each turn's prompt built as the pipeline
+does it (`Conversations`, `prompts.turn_request`). Two sessions: the recorded `session-edit` one
+(4 tool events) and a synthetic 200-event one. The baseline is one event per call, measured in the
+same run; `ratio` < 1 means batching is cheaper.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
+from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
+
 from claude_mem import settings as settings_module  # noqa: E402
-from claude_mem.observer.events import PendingEvent  # noqa: E402
-from claude_mem.observer.prompts import init_section, turn_prompt  # noqa: E402
+from claude_mem.observer.conversations import Conversations  # noqa: E402
+from claude_mem.observer.prompts import turn_request  # noqa: E402
 from claude_mem.observer.provider import SessionInfo  # noqa: E402
 from claude_mem.observer.providers.anthropic import AnthropicProvider  # noqa: E402
-from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
+from claude_mem.store.models import PendingEvent  # noqa: E402
 
 ROOT = "/home/dev/proj"
 INFO = SessionInfo("bench", ROOT, user_request="edit hello.txt")
@@ -61,14 +65,17 @@ async def measure(events: Sequence[PendingEvent], per_call: int, url: str) -> di
     values = dict(settings_module.DEFAULTS, anthropic_api_key="sk-bench", anthropic_base_url=url,
                   observer_timeout_seconds=30)
     provider = AnthropicProvider(values)
-    session = await provider.open(INFO)
+    conversations = Conversations(provider, 1)
+    conversation = await conversations.get(INFO)
     total_in = total_out = calls = 0
     for start in range(0, len(events), per_call):
-        opening = init_section(INFO, "2026-01-01") if start == 0 else ""
-        reply = await session.send(turn_prompt(events[start:start + per_call], root=ROOT, opening=opening))
+        request = turn_request(events[start:start + per_call], root=ROOT, opening=conversation.opening)
+        conversation.opening = ""
+        reply = await conversation.session.send(request)
         total_in += reply.input_tokens
         total_out += reply.output_tokens
         calls += 1
+    await conversations.close_all()
     await provider.aclose()
     return {"calls": calls, "input_tokens": total_in, "output_tokens": total_out,
             "input_tokens_per_event": round(total_in / len(events), 1)}

@@ -25,7 +25,9 @@ PACKAGE = "claude_mem"
 # different parts of the same rank never import each other.
 RANKS = {
     # domain facts, settings, project identity, privacy: the ground everything stands on
-    "": 0, "domain": 0, "paths": 0, "settings": 0, "project": 0, "privacy": 0,
+    "": 0, "domain": 0, "paths": 0, "project": 0, "privacy": 0,
+    "settings": 0.5,  # validates `provider` against domain.PROVIDERS
+
     "viewer": 1,  # static files and their path only
     "capture": 1,  # stdlib: payload -> redacted capture record; log, quarantine, spool files
     "runtime": 2,  # stdlib: worker discovery, launch, autostart, control

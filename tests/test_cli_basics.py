@@ -101,7 +101,11 @@ def test_corrupt_settings_file_is_reported(runner, data_dir):
     data_dir.mkdir(parents=True)
     (data_dir / "settings.json").write_text("{oops")
     result = runner.invoke(cli, ["settings"])
-    assert result.exit_code == 1 and "settings.json" in result.output
+    assert result.exit_code == 0, result.output  # the defaults are listed, with the warning on stderr
+    assert "warning:" in result.stderr and "settings.json" in result.stderr and "not a readable JSON object" in result.stderr
+    refused = runner.invoke(cli, ["settings", "set", "max_attempts", "5"])  # never overwrites a file it cannot read
+    assert refused.exit_code == 1 and "settings.json" in refused.output
+    assert (data_dir / "settings.json").read_text() == "{oops"
 
 
 def test_installed_console_script_runs(data_dir):
@@ -121,3 +125,27 @@ def test_a_data_dir_that_cannot_exist_is_a_clear_error(runner, tmp_path, monkeyp
     assert result.exit_code == 1, result.output
     assert result.output.startswith("Error: ") and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_settings_set_help_lists_the_provider_names_from_the_one_list(runner):
+    from claude_mem.domain import PROVIDERS
+
+    shown = runner.invoke(cli, ["settings", "set", "--help"]).output
+    assert f"provider: {', '.join(PROVIDERS)}" in shown
+    assert "log_level: debug, info, warning, error" in shown
+
+
+def test_status_prints_a_settings_warning_once_when_the_worker_reports_it_too(runner, data_dir, monkeypatch):
+    from claude_mem import settings
+    from claude_mem.cli import status as status_module
+
+    monkeypatch.setenv("CLAUDE_MEM_MAX_ATTEMPTS", "lots")
+    warning = settings.problems()[0]
+    running = {"running": True, "pid": 4242, "url": "http://127.0.0.1:1", "reason": "", "data_dir": str(data_dir),
+               "health": {"version": "x", "data_dir": str(data_dir), "uptime": 1, "status": "degraded", "queue": {},
+                          "provider": {"name": "offline", "ok": True, "reason": ""},
+                          "warnings": [warning, "worker-only warning"]}}
+    monkeypatch.setattr(status_module, "worker_report", lambda: running)
+    flat = " ".join(runner.invoke(cli, ["status"], env={"COLUMNS": "1000"}).output.split())
+    assert flat.count("max_attempts = 'lots'") == 1
+    assert "settings warning: worker-only warning" in flat  # what only the worker sees is still shown

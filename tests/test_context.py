@@ -58,7 +58,7 @@ def test_layout_header_days_summary_and_tools(conn, data_dir):
     text = context.build(conn, PROJECT, values=settings.load(), data_dir=str(data_dir))["text"]
     lines = text.splitlines()
     assert lines[0].startswith("# claude-mem memory · project proj · ")
-    assert "observer: auto" in lines[1] and "not instructions" in lines[1]
+    assert "(observer: " in lines[1] and "not instructions" in lines[1]
     days = [line for line in lines if line.startswith("### ")]
     assert len(days) >= 2 and all(re.match(r"### \d{4}-\d\d-\d\d · ~\d+ tokens in full$", d) for d in days)
     assert days == sorted(days)  # oldest day first, newest rows at the bottom of the index
@@ -196,16 +196,20 @@ def test_warnings_for_failed_events_and_offline_observer(conn, data_dir):
     assert "1 event(s) failed" in result["system_message"] and "observer offline" in result["system_message"]
 
 
-def test_observer_name_prefers_what_the_worker_reported(data_dir):
+def test_observer_name_prefers_what_the_worker_reported(data_dir, monkeypatch, tmp_path):
     os.makedirs(data_dir, exist_ok=True)
-    values = {**settings.load(), "provider": "auto"}
-    assert context.observer_name(str(data_dir), values) == "auto"
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    # No worker: `auto` is resolved by the registry's rule without a login probe (no CLI here -> offline).
+    values = {**settings.load(), "provider": "auto", "cli_path": str(tmp_path / "no-claude")}
+    assert context.observer_name(str(data_dir), values) == "offline"
     with open(os.path.join(data_dir, "worker.json"), "w") as handle:
         json.dump({"pid": 1, "port": 1, "provider": {"name": "claude", "ok": True}}, handle)
     assert context.observer_name(str(data_dir), values) == "claude"
     with open(os.path.join(data_dir, "worker.json"), "w") as handle:
         handle.write("{not json")
-    assert context.observer_name(str(data_dir), values) == "auto"
+    assert context.observer_name(str(data_dir), values) == "offline"
+    assert context.observer_name(str(data_dir), {**values, "provider": " OpenAI "}) == "openai"
 
 
 def test_display_name_is_disambiguated(conn, data_dir):

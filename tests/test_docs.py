@@ -1,5 +1,6 @@
-"""Docs that cannot drift: every CLI command is documented in the README."""
+"""Docs that cannot drift: every CLI command and setting is documented in the README."""
 
+import json
 import os
 import re
 
@@ -37,3 +38,28 @@ def test_every_cli_command_is_documented():
 def test_ci_runs_the_readme_test_command():
     script = open(os.path.join(REPO, ".ci", "run"), encoding="utf-8").read()
     assert "make test" in script
+
+
+def test_readme_settings_table_matches_the_settings_spec():
+    """Every row's meaning is the SPEC's description (the `provider` one is written from domain.PROVIDERS)."""
+    from claude_mem import settings
+    from claude_mem.domain import PROVIDERS
+
+    section = README.split("## Settings", 1)[1].split("\n## ", 1)[0]
+    rows = dict(re.findall(r"^\| `([a-z_]+)` \| `[^`]*` \| (.*) \|$", section, flags=re.M))
+    assert set(rows) == set(settings.SPEC)
+    for key, (_, meaning) in settings.SPEC.items():
+        assert rows[key] == meaning, f"README meaning of {key} is stale; use: {meaning}"
+    assert all(f"{name} — " in rows["provider"] for name in PROVIDERS)
+
+
+def test_settings_command_lists_the_generated_provider_description():
+    from click.testing import CliRunner
+
+    from claude_mem import settings
+
+    result = CliRunner().invoke(cli, ["settings", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["provider"] == "auto"
+    table = CliRunner().invoke(cli, ["settings"], env={"COLUMNS": "1000"})
+    assert "fake — scripted replies, for tests" in " ".join(table.output.split())
+    assert settings.SPEC["provider"][1].startswith("Observer, one of: auto — ")

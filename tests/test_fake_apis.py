@@ -9,16 +9,17 @@ import subprocess
 import urllib.error
 import urllib.request
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
+from tests.conftest import FIXTURES, require
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.replies import observer_reply
 
 from claude_mem.observer.events import PendingEvent
 from claude_mem.observer.parser import parse
 from claude_mem.observer.prompts import TurnEnd, turn_prompt
 from claude_mem.observer.providers.cli import bundled_cli
-from tests.conftest import FIXTURES, require
-from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.replies import observer_reply
 
 KEY = "sk-fake-test-key"
 

@@ -1,18 +1,22 @@
 """The observer pipeline against a real SQLite store, driven directly with the offline and fake providers."""
 
 import asyncio
+import dataclasses
 import json
 import time
 
 import pytest
 
 from claude_mem import settings as settings_module
-from claude_mem.observer import queue
+from claude_mem.domain import iso
 from claude_mem.observer.pipeline import Pipeline
+from claude_mem.observer.prompts import turn_request
 from claude_mem.observer.provider import PROMPT_HEADER, SessionInfo
 from claude_mem.observer.providers.fake import FakeProvider
 from claude_mem.observer.providers.offline import OfflineProvider
-from claude_mem.observer.results import mark_idle_sessions
+from claude_mem.store import queue
+from claude_mem.store.models import PendingEvent
+from claude_mem.store.results import mark_idle_sessions
 from observer_support import add_event, add_prompt, add_session, connect, load_session_edit
 
 
@@ -134,7 +138,8 @@ def test_rewording_fake_never_repeats_itself(data_dir):
     sid = add_session(conn, "s-reword")
     add_event(conn, sid, *tool("make test"), key="w1")
     fake = FakeProvider(script={})
-    prompt = PROMPT_HEADER + "\n\n" + "<event id=\"1\" kind=\"tool\" tool=\"Bash\">\n$ make test\n</event>"
+    kind, payload = tool("make test")
+    prompt = turn_request([PendingEvent(1, sid, kind, 1, payload)], root="/p")
     info = SessionInfo(content_session_id="x", project="/p")
 
     async def twice():
@@ -202,12 +207,12 @@ def test_exponential_backoff_then_failed(data_dir):
     status, attempts, error, next_at = conn.execute(
         "SELECT status, attempts, last_error, next_attempt_at FROM pending_events").fetchone()
     assert (status, attempts) == ("pending", 1) and "boom" in error
-    assert queue.iso(before + 29) <= next_at <= queue.iso(time.time() + 31)
+    assert iso(before + 29) <= next_at <= iso(time.time() + 31)
     assert not asyncio.run(pipeline.step())  # not due yet
     conn.execute("UPDATE pending_events SET next_attempt_at = NULL")
     asyncio.run(pipeline.step())
     next_at = conn.execute("SELECT next_attempt_at FROM pending_events").fetchone()[0]
-    assert next_at >= queue.iso(time.time() + 59)  # doubled
+    assert next_at >= iso(time.time() + 59)  # doubled
     conn.execute("UPDATE pending_events SET next_attempt_at = NULL")
     asyncio.run(pipeline.step())
     assert conn.execute("SELECT status, attempts FROM pending_events").fetchone() == ("failed", 3)
@@ -273,10 +278,9 @@ def test_expired_lease_returns_events_and_a_late_result_is_discarded(data_dir):
     run(Pipeline(conn, make_settings(), fake))  # reclaims the expired batch and completes it
     assert statuses(conn) == {"done": 1}
     from claude_mem.observer.parser import parse
-    from claude_mem.observer.provider import Reply
-    from claude_mem.observer.results import store_batch
+    from claude_mem.store.results import store_batch
     late = parse("<observation><type>change</type><title>late</title><narrative>n</narrative></observation>")
-    assert store_batch(conn, stale, late, Reply(text="")) is None
+    assert store_batch(conn, stale, late.observations, late.summary) is None
     assert conn.execute("SELECT COUNT(*) FROM observations WHERE title = 'late'").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 1
 
@@ -347,3 +351,110 @@ def test_the_first_attempt_uses_the_whole_batch(data_dir):
     fake = FakeProvider()
     run(Pipeline(conn, make_settings(batch_max_events=8), fake))
     assert len(fake.calls) == 1 and statuses(conn) == {"done": 6}
+
+
+OBSERVATION_ONLY = ("<observation><type>change</type><title>Edited a.py</title>"
+                    "<narrative>a.py now returns 2.</narrative></observation>")
+
+
+def turn_with_summary(conn, content_id):
+    sid = add_session(conn, content_id)
+    add_prompt(conn, sid, "change a.py")
+    add_event(conn, sid, *tool("make test", stdout="ok"), key=f"{content_id}-t")
+    add_event(conn, sid, "summarize", {"last_assistant_message": "done", "prompt_number": 1}, f"{content_id}-s")
+    return sid
+
+
+def test_a_reply_without_its_summary_is_asked_for_the_summary_alone(data_dir):
+    """Regression: a turn whose reply had no <summary> used to be marked done without one."""
+    conn = connect(data_dir)
+    turn_with_summary(conn, "s-nosum")
+    fake = FakeProvider(script={"steps": [{"text": OBSERVATION_ONLY}]})  # then: reword (with a summary)
+    run(Pipeline(conn, make_settings(), fake))
+    assert statuses(conn) == {"done": 3}
+    assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 1
+    request, notes = conn.execute("SELECT request, notes FROM summaries").fetchone()
+    assert request == "change a.py" and notes == "done"
+    first, follow_up = fake.requests
+    assert not first.summary_only and follow_up.summary_only and follow_up.events == ()
+    assert follow_up.text.startswith(PROMPT_HEADER + "\n") and "<summary>" in follow_up.text
+    assert len(follow_up.text) < 1200  # the summary request alone, not the batch again
+
+
+def test_a_summary_that_never_comes_fails_its_event_visibly(data_dir):
+    conn = connect(data_dir)
+    turn_with_summary(conn, "s-nosum-ever")
+    fake = FakeProvider(script={"steps": [{"text": OBSERVATION_ONLY}, {"text": "<skip/>"}, {"text": "no idea"}]})
+    run(Pipeline(conn, make_settings(max_attempts=3), fake))
+    assert len(fake.calls) == 3  # the batch, then two follow-ups: max_attempts requests in all
+    rows = dict(conn.execute("SELECT kind, status FROM pending_events").fetchall())
+    assert rows == {"prompt": "done", "tool": "done", "summarize": "failed"}
+    error = conn.execute("SELECT last_error FROM pending_events WHERE kind = 'summarize'").fetchone()[0]
+    assert "no <summary>" in error and "3 request(s)" in error
+    assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 1
+    assert conn.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 0
+    assert queue.recent_failures(conn)[0]["kind"] == "summarize"
+    # retried later, the summarize event alone is a batch, and this time the summary comes
+    assert queue.retry(conn) == 1
+    run(Pipeline(conn, make_settings(), FakeProvider(script={})))
+    assert statuses(conn) == {"done": 3}
+    assert conn.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 1
+    assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 1
+
+
+def test_standing_instructions_are_sent_once_per_conversation(data_dir):
+    """A provider that takes a system prompt gets the instructions there and never in a user turn."""
+    conn = connect(data_dir)
+    load_session_edit(conn)
+    fake = FakeProvider(script={"system_prompt": True})
+    run(Pipeline(conn, make_settings(), fake))
+    [info] = fake.opened
+    for text in ("You are the memory observer", "Do NOT record", "<observation>", "Project: /home/dev/proj",
+                 "The user's request: edit hello.txt"):
+        assert info.system_prompt.count(text) == 1, text
+    assert all("Do NOT record" not in prompt and "<title>" not in prompt for _, prompt in fake.calls)
+    first = fake.calls[0][1]
+    assert first.startswith(PROMPT_HEADER + "\n\nNew events in the session") and 'file="hello.txt"' in first
+
+
+def test_without_a_system_prompt_the_first_turn_opens_with_it(data_dir):
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-open")
+    add_prompt(conn, sid, "first")
+    add_event(conn, sid, *tool("make test"), key="o1")
+    add_prompt(conn, sid, "second", number=2)
+    fake = FakeProvider(script={})
+    run(Pipeline(conn, make_settings(), fake))
+    first, second = (prompt for _, prompt in fake.calls)
+    assert first.startswith(PROMPT_HEADER + "\n\n" + fake.opened[0].system_prompt + "\n\n")
+    assert first.count("Do NOT record") == 1 and "Do NOT record" not in second
+
+
+def test_the_offline_and_fake_providers_answer_from_the_request_data(data_dir):
+    """Not from the prompt's prose: a request whose text names nothing still gets its events observed."""
+    kind, payload = tool("make test")
+    real = turn_request([PendingEvent(7, 1, kind, 1, payload)], root="/p")
+    bare = dataclasses.replace(real, text=PROMPT_HEADER)
+    info = SessionInfo(content_session_id="x", project="/p")
+
+    async def ask(provider):
+        session = await provider.open(info)
+        return (await session.send(bare)).text
+
+    assert "make test" in asyncio.run(ask(FakeProvider(script={})))
+    assert "make test" in asyncio.run(ask(OfflineProvider()))
+
+
+def test_the_observer_service_names_the_provider_it_runs(data_dir):
+    from claude_mem.observer.service import ObserverService
+    from claude_mem.worker.context import WorkerContext
+
+    async def start(provider, settings):
+        ctx = WorkerContext(settings=settings, data_dir=str(data_dir))
+        service = ObserverService(provider)
+        await service.start(ctx)
+        await service.stop()
+        return ctx.provider_name
+
+    assert asyncio.run(start(FakeProvider(script={}), make_settings())) == "fake"
+    assert asyncio.run(start(None, make_settings(provider="offline"))) == "offline"

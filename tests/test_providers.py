@@ -7,24 +7,31 @@ import json
 from collections.abc import Iterator
 
 import pytest
-
-from claude_mem import settings as settings_module
-from claude_mem.observer.provider import AuthError, ProviderError, QuotaExhausted, RateLimited, SessionInfo
-from claude_mem.observer.providers.anthropic import AnthropicProvider
-from claude_mem.observer.providers.openai import OpenAIProvider
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.server import Fault
+
+from claude_mem import settings as settings_module
+from claude_mem.observer.provider import (
+    AuthError,
+    ObserverRequest,
+    ProviderError,
+    QuotaExhausted,
+    RateLimited,
+    SessionInfo,
+)
+from claude_mem.observer.providers.anthropic import AnthropicProvider
+from claude_mem.observer.providers.openai import OpenAIProvider
 
 KEY = "sk-test-observer-key"
 INFO = SessionInfo("content-1", "/home/dev/proj", user_request="edit hello.txt")
 
 
-def batch(n: int, files: list[str], command: str) -> str:
+def batch(n: int, files: list[str], command: str) -> ObserverRequest:
     events = [f'<event id="{n}{i}" kind="tool" tool="Edit" file="{f}" status="edited">\n-old {f}\n+new {f}\n</event>'
               for i, f in enumerate(files)]
     events.append(f'<event id="{n}9" kind="tool" tool="Bash" status="ok">\n$ {command}\nstdout: ok\n</event>')
-    return "claude-mem observer v1\n\nNew events in the session (oldest first):\n\n" + "\n".join(events)
+    return ObserverRequest("claude-mem observer v1\n\nNew events in the session (oldest first):\n\n" + "\n".join(events))
 
 
 @pytest.fixture

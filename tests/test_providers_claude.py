@@ -10,14 +10,14 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-
-from claude_mem import settings as settings_module
-from claude_mem.observer.provider import AuthError, ProviderError, RateLimited, SessionInfo
-from claude_mem.observer.providers import REGISTRY, choose
-from claude_mem.observer.providers.cli import GUARD_VARIABLE, resolve_cli
-import claude_support
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.server import Fault
+
+import claude_support
+from claude_mem import settings as settings_module
+from claude_mem.observer.provider import AuthError, ObserverRequest, ProviderError, RateLimited, SessionInfo
+from claude_mem.observer.providers import REGISTRY, choose
+from claude_mem.observer.providers.cli import GUARD_VARIABLE, resolve_cli
 
 KEY = "sk-test-dummy-key"
 pytestmark = pytest.mark.timeout(240)
@@ -59,8 +59,8 @@ def provider_for(fake: FakeAnthropic, data_dir, **overrides: object):  # type: i
     return ClaudeProvider(values, env=cli_env(fake.url))
 
 
-def batch(n: int, path: str, command: str) -> str:
-    return (
+def batch(n: int, path: str, command: str) -> ObserverRequest:
+    return ObserverRequest(
         "claude-mem observer v1\n\nNew events in the session (oldest first):\n\n"
         f'<event id="{n}1" kind="tool" tool="Edit" file="{path}" status="edited">\n-a\n+b\n</event>\n'
         f'<event id="{n}2" kind="tool" tool="Bash" status="ok">\n$ {command}\n</event>'
@@ -250,7 +250,9 @@ def test_auto_selection(cli, monkeypatch) -> None:
     name, reason = choose(base)
     assert name == "claude" and "logged in" in reason
     assert choose({**base, "provider": "openai"}) == ("openai", "set by the provider setting")
-    assert choose({**base, "provider": "bogus"})[0] == "offline"
+    assert choose({**base, "provider": " OpenAI "})[0] == "openai"
+    with pytest.raises(ProviderError, match="unknown observer provider 'bogus'"):
+        choose({**base, "provider": "bogus"})
     assert REGISTRY.create("auto", base).name == "claude"
     assert resolve_cli("") == cli
 

@@ -107,3 +107,101 @@ def test_readme_documents_every_setting_with_its_default():
     settings_section = readme.split("## Settings", 1)[1].split("\n## ", 1)[0]
     documented = set(re.findall(r"^\| `([a-z_]+)` \|", settings_section, flags=re.M))
     assert documented == set(settings.SPEC), "README documents settings that do not exist"
+
+
+def test_provider_values_are_normalised_everywhere(data_dir, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MEM_PROVIDER", " Claude ")
+    assert settings.load()["provider"] == "claude" and settings.problems() == []
+    monkeypatch.delenv("CLAUDE_MEM_PROVIDER")
+    settings.update_file({"provider": "OpenAI", "log_level": "DEBUG"})
+    assert settings.read_file() == {"provider": "openai", "log_level": "debug"}
+
+
+def test_provider_choices_and_description_come_from_the_one_list():
+    from claude_mem.domain import PROVIDERS
+
+    assert settings.SETTINGS["provider"].choices == tuple(PROVIDERS)
+    meaning = settings.SPEC["provider"][1]
+    for name, description in PROVIDERS.items():
+        assert f"{name} — {description}" in meaning
+        assert settings.coerce("provider", name.upper()) == name
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("provider", "bogus", "not one of auto, claude, anthropic, openai, offline or fake"),
+        ("log_level", "loud", "not one of debug, info, warning or error"),
+        ("worker_port", 70000, "out of range (a whole number from 0 to 65535"),
+        ("worker_port", "-1", "out of range"),
+        ("max_attempts", 0, "out of range (a whole number of at least 1)"),
+        ("backups_keep", "-3", "out of range"),
+        ("batch_max_events", 2.5, "not a whole number"),
+        ("retry_backoff_seconds", -0.5, "out of range (a number of at least 0)"),
+        ("retry_backoff_seconds", "nan", "not a number"),
+        ("autostart", "perhaps", "not true or false"),
+        ("skip_tools", {"a": 1}, "not a list of strings"),
+        ("openai_base_url", "ftp://host/v1", "not an http:// or https:// URL"),
+        ("claude_model", ["a"], "not a string"),
+    ],
+)
+def test_a_bad_value_is_refused_with_its_reason_and_nothing_is_written(data_dir, key, value, reason):
+    settings.update_file({"backups_keep": 4})
+    with pytest.raises(settings.SettingsError) as caught:
+        settings.update_file({"max_observers": 3, key: value})
+    assert key in str(caught.value) and reason in str(caught.value)
+    assert settings.read_file() == {"backups_keep": 4}  # not even the good change beside it
+
+
+@pytest.mark.parametrize(("key", "value"), [("worker_port", 0), ("worker_port", 65535), ("worker_port", None),
+                                            ("backup_interval_hours", 0), ("retry_backoff_seconds", 0),
+                                            ("anthropic_base_url", ""), ("openai_base_url", "https://api.openai.com/v1")])
+def test_edge_values_inside_the_limits_are_accepted(data_dir, key, value):
+    settings.update_file({key: value})
+    assert settings.load()[key] == value and settings.problems() == []
+
+
+def test_bad_values_already_stored_are_reported_never_silent(data_dir, monkeypatch):
+    data_dir.mkdir(parents=True)
+    (data_dir / "settings.json").write_text(json.dumps(
+        {"max_attempts": "lots", "provider": "bogus", "backups_keep": 9, "no_such_key": 1}))
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", "99999")
+    monkeypatch.setenv("CLAUDE_MEM_BACKUPS_KEEP", "-1")
+    values = settings.load()
+    # usable values in place of the refused ones: the default, or the file's value when the env's is bad
+    assert values["max_attempts"] == 3 and values["provider"] == "auto" and values["worker_port"] is None
+    assert values["backups_keep"] == 9 and settings.source_of("backups_keep") == "file"
+    found = settings.problems()
+    assert len(found) == 5, found
+    text = "\n".join(found)
+    assert "max_attempts = 'lots' from file (settings.json) is refused: not a whole number" in text
+    assert "provider = 'bogus' from file (settings.json) is refused: not one of auto" in text
+    assert "using 'auto' from the default" in text
+    assert "worker_port = '99999' from env (CLAUDE_MEM_WORKER_PORT) is refused: out of range" in text
+    assert "backups_keep = '-1' from env (CLAUDE_MEM_BACKUPS_KEEP) is refused" in text
+    assert "using 9 from settings.json" in text
+    assert "unknown setting 'no_such_key' is ignored" in text
+    with pytest.raises(settings.SettingsError, match="max_attempts|no_such_key"):
+        settings.load(strict=True)
+
+
+def test_a_refused_secret_is_never_quoted(data_dir):
+    data_dir.mkdir(parents=True)
+    (data_dir / "settings.json").write_text(json.dumps({"anthropic_api_key": ["sk-ant-api03-leak"]}))
+    found = settings.problems()
+    assert len(found) == 1 and "anthropic_api_key" in found[0] and "leak" not in found[0]
+    with pytest.raises(settings.SettingsError) as caught:
+        settings.coerce("openai_api_key", {"k": "sk-proj-leak"})
+    assert "leak" not in str(caught.value)
+
+
+def test_settings_module_stays_light():
+    """The hooks load settings on every call: validation must not pull typing, dataclasses or logging."""
+    import subprocess
+    import sys
+
+    probe = "import sys; import claude_mem.settings; print(sorted({'typing', 'dataclasses', 'logging'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {os.path.join(REPO, 'src')!r}); {probe}"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -6,7 +6,8 @@ import json
 import threading
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from claude_mem import __version__, settings
@@ -251,3 +252,36 @@ def test_bus_subscription_iterates_and_unsubscribes_when_done():
         return bus.subscriber_count
 
     assert asyncio.run(scenario()) == 0
+
+
+def test_health_warns_about_refused_settings(client, data_dir, monkeypatch):
+    assert client.get("/health").json()["warnings"] == []
+    (data_dir / "settings.json").write_text(json.dumps({"max_attempts": 0, "provider": "Bogus"}))
+    monkeypatch.setenv("CLAUDE_MEM_LOG_LEVEL", "loud")
+    body = client.get("/health").json()
+    assert body["status"] == "degraded" and body["problems"] == {}
+    text = "\n".join(body["warnings"])
+    assert len(body["warnings"]) == 3
+    assert "max_attempts = 0 from file (settings.json) is refused: out of range" in text
+    assert "provider = 'Bogus' from file" in text and "using 'auto' from the default" in text
+    assert "log_level = 'loud' from env (CLAUDE_MEM_LOG_LEVEL)" in text
+
+
+def test_put_settings_refuses_a_bad_value_with_the_reason_and_writes_nothing(client, data_dir):
+    assert client.put("/api/settings", json={"backups_keep": 2}).status_code == 200
+    for change, reason in (({"worker_port": 70000}, "out of range"), ({"provider": "bogus"}, "not one of auto"),
+                           ({"backups_keep": 7, "max_attempts": -1}, "max_attempts")):
+        response = client.put("/api/settings", json=change)
+        assert response.status_code == 422, change
+        assert reason in response.json()["error"]["message"]
+        assert settings.read_file(str(data_dir)) == {"backups_keep": 2}
+    response = client.put("/api/settings", json={"provider": " Offline "})
+    assert response.status_code == 200 and response.json()["provider"] == "offline"
+    assert settings.read_file(str(data_dir))["provider"] == "offline"
+
+
+def test_health_names_the_provider_the_observer_service_runs(data_dir):
+    ctx = make_ctx(data_dir, provider="auto", backup_interval_hours=0)
+    ctx.provider_name = "offline"
+    with TestClient(create_app(ctx, services=[]), base_url=BASE) as test_client:
+        assert test_client.get("/health").json()["provider"]["name"] == "offline"

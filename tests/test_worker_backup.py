@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from claude_mem.cli import cli
 from claude_mem.runtime import discovery
 from claude_mem.store import backup, db
-from test_worker_lifecycle import cli as run_cli  # noqa: F401  (fixture)
+from test_worker_lifecycle import cli as run_cli
+from test_worker_lifecycle import worker_env  # noqa: F401  (a fixture)
 
 
 def make_db(data_dir, sessions=200):

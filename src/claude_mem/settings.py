@@ -1,62 +1,128 @@
-"""Settings: defaults in one place, `settings.json` in the data dir, `CLAUDE_MEM_<KEY>` env overrides.
+"""Settings: typed and validated once (DESIGN §8): defaults in one place, `settings.json` in the data
+dir, `CLAUDE_MEM_<KEY>` env overrides.
 
-Precedence is env > file > default. Stdlib only (the hooks read settings on every call).
+Precedence is env > file > default. A bad value is refused when it is set (`update_file`); one already
+in the file or the environment is never used and never silent: `load` puts the next usable value in
+its place and `problems` says what was refused and why (`status`, `/health` and the viewer show it).
 Keys ending in `_api_key` or `_token` are secrets: masked in every display, never returned by an API.
+
+Stdlib only and import-light (the hooks read settings on every call): no typing, dataclasses or re.
 """
 
 import json
 import os
 
+from claude_mem.domain import PROVIDERS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # mypy only: the hooks never pay for `typing`
+    from typing import Any
+
 ENV_PREFIX = "CLAUDE_MEM_"
 SECRET_SUFFIXES = ("_api_key", "_token")
 MASK = "********"
+LOG_LEVELS = ("debug", "info", "warning", "error")
+URL_SCHEMES = ("http://", "https://")
+PORT_MAX = 65535
 
-# key -> (default, one-line description). The README documents every key with this default.
-SPEC: dict[str, tuple[object, str]] = {
+
+def _choices_text(names: "tuple[str, ...] | list[str]") -> str:
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _provider_description() -> str:
+    """The `provider` row of every listing, written from the one list of provider names."""
+    return "Observer, one of: " + "; ".join(f"{name} — {meaning}" for name, meaning in PROVIDERS.items()) + "."
+
+
+class Setting:
+    """One key: its default, its type (bool, int, float, str, list or choice), limits and meaning."""
+
+    __slots__ = ("default", "kind", "minimum", "maximum", "choices", "optional", "url", "description")
+
+    def __init__(self, default: object, kind: str, description: str, *, minimum: "float | None" = None,
+                 maximum: "float | None" = None, choices: "tuple[str, ...]" = (), optional: bool = False,
+                 url: bool = False) -> None:
+        self.default = default
+        self.kind = kind
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.choices = choices
+        self.optional = optional  # None ("unset") is a valid value
+        self.url = url  # empty, or an http(s) URL
+
+    def rule(self) -> str:
+        """The constraint in words, for error messages."""
+        if self.kind == "choice":
+            return "one of " + _choices_text(self.choices)
+        if self.kind == "bool":
+            return "true or false"
+        if self.kind == "list":
+            return "a list of strings (JSON list, or comma-separated)"
+        if self.kind in ("int", "float"):
+            what = "a whole number" if self.kind == "int" else "a number"
+            if self.minimum is not None and self.maximum is not None:
+                what += f" from {self.minimum:g} to {self.maximum:g}"
+            elif self.minimum is not None:
+                what += f" of at least {self.minimum:g}"
+            return what + (", or empty for unset" if self.optional else "")
+        if self.url:
+            return "an http:// or https:// URL (or empty)"
+        return "a string"
+
+
+def _int(default: int, description: str, minimum: int = 1, maximum: "int | None" = None) -> Setting:
+    return Setting(default, "int", description, minimum=minimum, maximum=maximum)
+
+
+# Every key, its type and limits. The README documents every key with its default and meaning.
+SETTINGS: dict[str, Setting] = {
     # where things live
-    "data_dir": ("~/.claude-mem-py", "Where the database, logs, spool and backups live (env only)."),
-    "log_level": ("info", "Log verbosity: debug, info, warning or error."),
+    "data_dir": Setting("~/.claude-mem-py", "str", "Where the database, logs, spool and backups live (env only)."),
+    "log_level": Setting("info", "choice", f"Log verbosity: {_choices_text(LOG_LEVELS)}.", choices=LOG_LEVELS),
     # worker
-    "worker_port": (None, "Worker port on 127.0.0.1; unset means 38700 + uid % 100, 0 means any free port."),
-    "autostart": (True, "Hooks start the worker when it is not running."),
-    "backups_keep": (5, "How many database snapshots to keep."),
-    "backup_interval_hours": (24, "Hours between automatic database snapshots (0 turns them off)."),
+    "worker_port": Setting(None, "int", "Worker port on 127.0.0.1; unset means 38700 + uid % 100, 0 means any free port.",
+                           minimum=0, maximum=PORT_MAX, optional=True),
+    "autostart": Setting(True, "bool", "Hooks start the worker when it is not running."),
+    "backups_keep": _int(5, "How many database snapshots to keep."),
+    "backup_interval_hours": _int(24, "Hours between automatic database snapshots (0 turns them off).", minimum=0),
     # capture
-    "max_field_chars": (20000, "Longest stored tool input/output field; longer ones keep head and tail."),
-    "skip_tools": (
-        ["TodoWrite", "ListMcpResourcesTool", "AskUserQuestion"],
-        "Tools whose calls are never captured.",
-    ),
-    "excluded_projects": ([], "Path globs of projects that are never captured."),
+    "max_field_chars": _int(20000, "Longest stored tool input/output field; longer ones keep head and tail.", minimum=100),
+    "skip_tools": Setting(["TodoWrite", "ListMcpResourcesTool", "AskUserQuestion"], "list",
+                          "Tools whose calls are never captured."),
+    "excluded_projects": Setting([], "list", "Path globs of projects that are never captured."),
     # observer
-    "provider": ("auto", "Observer: auto, claude, anthropic, openai or offline."),
-    "claude_model": ("claude-haiku-4-5", "Model for the claude (Agent SDK) observer."),
-    "cli_path": ("", "Claude Code CLI for the claude observer; empty means the one bundled with the SDK."),
-    "max_observers": (2, "Most observer sessions open at once (claude provider)."),
-    "anthropic_api_key": ("", "API key for the anthropic observer."),
-    "anthropic_base_url": ("", "Base URL for the anthropic observer; empty means the SDK default."),
-    "anthropic_model": ("claude-haiku-4-5", "Model for the anthropic observer."),
-    "openai_base_url": ("http://127.0.0.1:11434/v1", "Base URL of an OpenAI-compatible server."),
-    "openai_model": ("llama3.1", "Model for the openai observer."),
-    "openai_api_key": ("", "API key for the openai observer (optional for local servers)."),
-    "observer_timeout_seconds": (120, "Longest wait for one observer reply."),
-    "observer_history_turns": (6, "Recent turns a stateless observer keeps besides its recap."),
-    "max_attempts": (3, "Attempts per event before it is marked failed."),
-    "retry_backoff_seconds": (2.0, "Base of the exponential backoff between attempts."),
-    "lease_seconds": (300, "How long a claimed batch stays claimed before it returns to the queue."),
-    "batch_max_events": (20, "Most events in one observer turn."),
-    "batch_max_chars": (30000, "Most characters of events in one observer turn."),
-    "session_idle_hours": (24, "Hours of silence after which an active session becomes interrupted."),
+    "provider": Setting("auto", "choice", _provider_description(), choices=tuple(PROVIDERS)),
+    "claude_model": Setting("claude-haiku-4-5", "str", "Model for the claude (Agent SDK) observer."),
+    "cli_path": Setting("", "str", "Claude Code CLI for the claude observer; empty means the one bundled with the SDK."),
+    "max_observers": _int(2, "Most observer sessions open at once (claude provider)."),
+    "anthropic_api_key": Setting("", "str", "API key for the anthropic observer."),
+    "anthropic_base_url": Setting("", "str", "Base URL for the anthropic observer; empty means the SDK default.", url=True),
+    "anthropic_model": Setting("claude-haiku-4-5", "str", "Model for the anthropic observer."),
+    "openai_base_url": Setting("http://127.0.0.1:11434/v1", "str", "Base URL of an OpenAI-compatible server.", url=True),
+    "openai_model": Setting("llama3.1", "str", "Model for the openai observer."),
+    "openai_api_key": Setting("", "str", "API key for the openai observer (optional for local servers)."),
+    "observer_timeout_seconds": _int(120, "Longest wait for one observer reply."),
+    "observer_history_turns": _int(6, "Recent turns a stateless observer keeps besides its recap.", minimum=0),
+    "max_attempts": _int(3, "Attempts per event before it is marked failed."),
+    "retry_backoff_seconds": Setting(2.0, "float", "Base of the exponential backoff between attempts.", minimum=0),
+    "lease_seconds": _int(300, "How long a claimed batch stays claimed before it returns to the queue."),
+    "batch_max_events": _int(20, "Most events in one observer turn."),
+    "batch_max_chars": _int(30000, "Most characters of events in one observer turn."),
+    "session_idle_hours": _int(24, "Hours of silence after which an active session becomes interrupted."),
     # recall
-    "context_observations": (50, "Observations in the session-start index."),
-    "context_index_tokens": (1000, "Token budget of the index rows."),
-    "context_max_tokens": (1400, "Token budget of the whole session-start context."),
-    "prompt_context": (False, "Add the best matching memories to each prompt."),
-    "prompt_context_results": (3, "Matches added to a prompt when prompt_context is on."),
-    "prompt_context_tokens": (300, "Token budget of the memories added to a prompt."),
+    "context_observations": _int(50, "Observations in the session-start index.", minimum=0),
+    "context_index_tokens": _int(1000, "Token budget of the index rows.", minimum=0),
+    "context_max_tokens": _int(1400, "Token budget of the whole session-start context.", minimum=0),
+    "prompt_context": Setting(False, "bool", "Add the best matching memories to each prompt."),
+    "prompt_context_results": _int(3, "Matches added to a prompt when prompt_context is on."),
+    "prompt_context_tokens": _int(300, "Token budget of the memories added to a prompt.", minimum=0),
 }
 
-DEFAULTS: dict[str, object] = {key: spec[0] for key, spec in SPEC.items()}
+# key -> (default, one-line description): the view most callers need.
+SPEC: dict[str, tuple[object, str]] = {key: (spec.default, spec.description) for key, spec in SETTINGS.items()}
+DEFAULTS: "dict[str, Any]" = {key: spec.default for key, spec in SETTINGS.items()}
 
 
 class SettingsError(ValueError):
@@ -73,7 +139,7 @@ def data_dir() -> str:
     return os.path.abspath(os.path.expanduser(raw))
 
 
-def settings_path(directory: str | None = None) -> str:
+def settings_path(directory: "str | None" = None) -> str:
     return os.path.join(directory or data_dir(), "settings.json")
 
 
@@ -82,55 +148,106 @@ def default_port() -> int:
     return 38700 + (getuid() % 100 if getuid else 0)
 
 
-def coerce(key: str, value: object) -> object:
-    """Convert a raw value (env string or JSON value) to the type of the key's default."""
-    default = DEFAULTS[key]
-    if value is None:
-        return default
+def _number(spec: Setting, value: object) -> "int | float | None":
+    """`value` as the key's number type, or None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if spec.kind == "int":
+        if isinstance(value, float):
+            return int(value) if value.is_integer() else None
+        try:
+            return int(str(value).strip())
+        except ValueError:
+            return None
     try:
-        if isinstance(default, bool):
-            if isinstance(value, bool):
-                return value
-            text = str(value).strip().lower()
-            if text in ("1", "true", "yes", "on"):
-                return True
-            if text in ("0", "false", "no", "off", ""):
-                return False
-            raise ValueError(value)
-        if key == "worker_port" or isinstance(default, int):
-            if isinstance(value, bool):
-                raise ValueError(value)
-            if isinstance(value, str) and value.strip() == "" and key == "worker_port":
-                return None
-            number = int(value) if not isinstance(value, float) or value.is_integer() else None
-            if number is None or number < 0:
-                raise ValueError(value)
-            return number
-        if isinstance(default, float):
-            if isinstance(value, bool):
-                raise ValueError(value)
-            number = float(value)
-            if number < 0:
-                raise ValueError(value)
-            return number
-        if isinstance(default, list):
-            if isinstance(value, list):
-                return [str(item) for item in value]
-            text = str(value).strip()
-            if text.startswith("["):
-                parsed = json.loads(text)
-                if not isinstance(parsed, list):
-                    raise ValueError(value)
-                return [str(item) for item in parsed]
-            return [part.strip() for part in text.split(",") if part.strip()]
-        if isinstance(value, (dict, list)):
-            raise ValueError(value)
-        return str(value)
-    except (TypeError, ValueError) as exc:
-        raise SettingsError(f"setting {key!r}: cannot use {value!r} ({type(default).__name__} expected)") from exc
+        number = float(str(value).strip())
+    except ValueError:
+        return None
+    return number if number == number and number not in (float("inf"), float("-inf")) else None
 
 
-def read_file(directory: str | None = None) -> dict[str, object]:
+def _list(value: object) -> "list[str] | None":
+    if isinstance(value, list):
+        return [str(item) for item in value]
+    if isinstance(value, dict):
+        return None
+    text = str(value).strip()
+    if text.startswith("["):
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            return None
+        return [str(item) for item in parsed] if isinstance(parsed, list) else None
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _convert(spec: Setting, value: object) -> object:
+    """The typed value, or raise ValueError with the reason."""
+    if spec.kind == "bool":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower() if isinstance(value, (str, int)) else None
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError(f"not {spec.rule()}")
+    if spec.kind in ("int", "float"):
+        if spec.optional and (value is None or (isinstance(value, str) and not value.strip())):
+            return None
+        number = _number(spec, value)
+        if number is None:
+            raise ValueError(f"not {spec.rule()}")
+        if (spec.minimum is not None and number < spec.minimum) or (spec.maximum is not None and number > spec.maximum):
+            raise ValueError(f"out of range ({spec.rule()})")
+        return number
+    if spec.kind == "list":
+        items = _list(value)
+        if items is None:
+            raise ValueError(f"not {spec.rule()}")
+        return items
+    if isinstance(value, (dict, list)) or value is None:
+        raise ValueError(f"not {spec.rule()}")
+    text = str(value)
+    if spec.kind == "choice":
+        text = text.strip().lower()  # `Claude` and `claude` are the same provider everywhere
+        if text not in spec.choices:
+            raise ValueError(f"not {spec.rule()}")
+        return text
+    if spec.url and text.strip() and not text.strip().lower().startswith(URL_SCHEMES):
+        raise ValueError(f"not {spec.rule()}")
+    return text.strip() if spec.url else text
+
+
+def _validate(key: str, value: object) -> object:
+    """The typed value for a known `key`, or ValueError with the reason (no key or value in it)."""
+    spec = SETTINGS[key]
+    if value is None and not spec.optional:
+        return spec.default
+    try:
+        return _convert(spec, value)
+    except TypeError:
+        raise ValueError(f"not {spec.rule()}") from None
+
+
+def coerce(key: str, value: object) -> object:
+    """`value` (an env string or a JSON value) validated and converted for `key`; SettingsError says why not."""
+    if key not in SETTINGS:
+        raise SettingsError(f"unknown setting {key!r}")
+    try:
+        return _validate(key, value)
+    except ValueError as exc:
+        raise SettingsError(f"setting {key!r}: cannot use {_shown(key, value)}: {exc}") from None
+
+
+def _shown(key: str, value: object) -> str:
+    """A value as messages quote it: secrets masked, None as "unset"."""
+    if value is None:
+        return "unset"
+    return MASK if is_secret(key) and value else repr(value)
+
+
+def read_file(directory: "str | None" = None) -> "dict[str, Any]":
     """The raw settings file as a dict; missing file -> {}; unreadable file -> SettingsError."""
     path = settings_path(directory)
     try:
@@ -145,56 +262,85 @@ def read_file(directory: str | None = None) -> dict[str, object]:
     return raw
 
 
-def load(directory: str | None = None, strict: bool = False) -> dict[str, object]:
-    """Effective settings. Bad values fall back to the default unless `strict` (then SettingsError)."""
+def _resolve(directory: "str | None") -> "tuple[dict[str, Any], list[str]]":
+    """(effective values, one line per refused value): the work behind `load` and `problems`."""
+    found: list[str] = []
     try:
         from_file = read_file(directory)
-    except SettingsError:
-        if strict:
-            raise
+    except SettingsError as exc:
         from_file = {}
+        found.append(f"{exc}; every key uses its environment value or default")
+    for key in sorted(set(from_file) - set(SETTINGS)):
+        found.append(f"{settings_path(directory)}: unknown setting {key!r} is ignored")
     result = dict(DEFAULTS)
-    for key in SPEC:
-        env_value = os.environ.get(ENV_PREFIX + key.upper())
-        for raw in (from_file.get(key), env_value):
-            if raw is None:
+    sources = dict.fromkeys(SETTINGS, "the default")
+    for key in SETTINGS:
+        env_name = ENV_PREFIX + key.upper()
+        refused: list[tuple[str, object, str]] = []
+        for source, raw in (("settings.json", from_file.get(key)), (env_name, os.environ.get(env_name))):
+            if raw is None or key == "data_dir":
                 continue
             try:
-                result[key] = coerce(key, raw)
-            except SettingsError:
-                if strict:
-                    raise
+                result[key] = _validate(key, raw)
+                sources[key] = "settings.json" if source == "settings.json" else "the environment"
+            except ValueError as exc:
+                refused.append((source, raw, str(exc)))
+        for source, raw, reason in refused:
+            where = "file" if source == "settings.json" else "env"
+            found.append(f"{key} = {_shown(key, raw)} from {where} ({source}) is refused: {reason}; "
+                         f"using {_shown(key, result[key])} from {sources[key]}")
     result["data_dir"] = data_dir()
-    return result
+    return result, found
 
 
-def source_of(key: str, directory: str | None = None) -> str:
-    """Where a key's effective value comes from: env, file or default."""
-    if os.environ.get(ENV_PREFIX + key.upper()) is not None:
-        return "env"
+def load(directory: "str | None" = None, strict: bool = False) -> "dict[str, Any]":
+    """Effective, validated settings. A refused value gives way to the next source (file, then the
+    default) and is reported by `problems`; with `strict` the first problem raises SettingsError."""
+    values, found = _resolve(directory)
+    if strict and found:
+        raise SettingsError(found[0])
+    return values
+
+
+def problems(directory: "str | None" = None) -> list[str]:
+    """One line per refused setting: key, source (file or env), value, reason and what is used instead."""
+    return _resolve(directory)[1]
+
+
+def source_of(key: str, directory: "str | None" = None) -> str:
+    """Where a key's effective value comes from: env, file or default (a refused value is skipped)."""
+    sources: list[tuple[str, object]] = [("env", os.environ.get(ENV_PREFIX + key.upper()))]
     try:
-        if key in read_file(directory):
-            return "file"
+        sources.append(("file", read_file(directory).get(key)))
     except SettingsError:
         pass
+    for source, raw in sources:
+        if raw is None:
+            continue
+        try:
+            coerce(key, raw)
+        except SettingsError:
+            continue
+        return source
     return "default"
 
 
-def masked(values: dict[str, object]) -> dict[str, object]:
+def masked(values: "dict[str, Any]") -> "dict[str, Any]":
     """A copy safe to display: every non-empty secret replaced by a mask."""
     return {key: (MASK if is_secret(key) and value else value) for key, value in values.items()}
 
 
-def update_file(changes: dict[str, object], directory: str | None = None) -> dict[str, object]:
-    """Validate and write `changes` into settings.json atomically; returns the new file contents."""
-    unknown = sorted(set(changes) - set(SPEC))
+def update_file(changes: "dict[str, object]", directory: "str | None" = None) -> "dict[str, Any]":
+    """Validate every change, then write them into settings.json atomically (nothing is written when one
+    is refused); returns the new file contents."""
+    unknown = sorted(set(changes) - set(SETTINGS))
     if unknown:
         raise SettingsError(f"unknown setting(s): {', '.join(unknown)}")
     if "data_dir" in changes:
         raise SettingsError("data_dir is chosen with CLAUDE_MEM_DATA_DIR, not in settings.json")
+    validated = {key: coerce(key, value) for key, value in changes.items()}
     current = read_file(directory)
-    for key, value in changes.items():
-        current[key] = coerce(key, value)
+    current.update(validated)
     path = settings_path(directory)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     temp = f"{path}.{os.getpid()}.tmp"

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import click
 from rich.table import Table
 
 from claude_mem import settings
 from claude_mem.cli.group import cli
 from claude_mem.cli.output import console, emit_json
-from claude_mem.observer import queue as event_queue
+from claude_mem.domain import EVENT_STATUSES
 from claude_mem.store import db, stats
+from claude_mem.store import queue as event_queue
 
-STATUSES = ("pending", "claimed", "done", "failed")
+STATUSES = EVENT_STATUSES
 
 
-def _open() -> object:
+def _open() -> sqlite3.Connection:
     return db.connect(db.db_path(settings.data_dir()))
 
 

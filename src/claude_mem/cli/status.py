@@ -1,25 +1,39 @@
 """`claude-mem status` and `claude-mem migrate`."""
 
+from typing import Any
+
 import click
 from rich.table import Table
 
 from claude_mem import settings
+from claude_mem.capture.diagnostics import capture_report
 from claude_mem.cli.group import cli
 from claude_mem.cli.output import console, emit_json, human_bytes
 from claude_mem.cli.worker import describe_report, worker_report
-from claude_mem.capture.diagnostics import capture_report
 from claude_mem.observer.providers.auto import describe
 from claude_mem.observer.report import observer_report
 from claude_mem.store import db, migrations, stats
 
 
-def status_report() -> dict[str, object]:
-    """Everything `status` knows: the store, capture problems, the observer and the worker."""
+def selected_observer(worker: dict[str, Any], directory: str) -> dict[str, Any]:
+    """The observer as the running worker reports it in `/health`; with no worker, what these settings
+    would give (the CLI's own environment may differ from the worker's, so a worker's word wins)."""
+    provider = (worker.get("health") or {}).get("provider") if worker.get("running") else None
+    if isinstance(provider, dict) and provider.get("name"):
+        return {"name": str(provider["name"]), "ok": bool(provider.get("ok")), "source": "worker",
+                "reason": f"reported by the running worker (pid {worker.get('pid')})",
+                "detail": str(provider.get("reason") or "")}
+    return {**describe(settings.load(directory)), "source": "settings"}
+
+
+def status_report() -> dict[str, Any]:
+    """Everything `status` knows: the store, capture problems, the observer, the worker and refused settings."""
     directory = settings.data_dir()
+    worker = worker_report()
     observer = observer_report(directory)
-    observer["selected"] = describe(settings.load())
+    observer["selected"] = selected_observer(worker, directory)
     return {"store": stats.store_report(directory), "capture": capture_report(directory),
-            "observer": observer, "worker": worker_report()}
+            "observer": observer, "worker": worker, "warnings": settings.problems(directory)}
 
 
 @cli.command()
@@ -28,7 +42,8 @@ def status(as_json: bool) -> None:
     """Show where the data lives and what the store holds.
 
     Reports the data dir, database size, and counts of sessions, prompts, queued events by
-    status, observations and summaries. Never creates anything.
+    status, observations and summaries; the observer (as the running worker reports it, else what
+    the settings would give) and the worker; and every refused setting. Never creates anything.
     """
     report = status_report()
     if as_json:
@@ -55,21 +70,27 @@ def status(as_json: bool) -> None:
     table.add_row("observations", str(counts["observations"]))
     table.add_row("summaries", str(counts["summaries"]))
     out.print(table)
+    for warning in report["warnings"]:
+        out.print(f"warning: {warning}", markup=False, style="yellow")
     capture = report["capture"]
     if capture["spooled"] or capture["quarantined"]:
         out.print(f"capture: {capture['spooled']} event(s) spooled (the worker ingests them), "
                   f"{capture['quarantined']} bad input(s) quarantined; see {capture['hooks_log']}", markup=False)
     observer = report["observer"]
     selected = observer["selected"]
-    out.print(f"observer: {selected['name']} ({selected['reason']})", markup=False)
+    if selected["source"] == "worker":
+        out.print(f"observer: {selected['name']} ({selected['reason']})", markup=False)
+    else:
+        out.print(f"observer: no worker running; with these settings the observer would be {selected['name']}"
+                  f" ({selected['reason']})", markup=False)
     if not selected["ok"]:
-        out.print(f"  [red]{selected['name']} cannot work: {selected['detail']}[/red]")
+        out.print(f"  {selected['name']} cannot work: {selected['detail']}", markup=False, style="red")
     if observer["next_retry_at"]:
         out.print(f"  next retry at {observer['next_retry_at']}")
     for failure in observer["recent_failures"]:
         out.print(f"  failed #{failure['id']} {failure['kind']} after {failure['attempts']} attempt(s): "
                   f"{str(failure['last_error'] or '')[:160]}  (`claude-mem queue retry {failure['id']}`)")
-    for line in describe_report(report["worker"]):
+    for line in describe_report(report["worker"], shown_warnings=report["warnings"]):
         out.print(line, markup=False)
 
 

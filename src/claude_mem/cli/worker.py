@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
+from typing import Any
 
 import click
 
@@ -13,13 +15,14 @@ from claude_mem.runtime import control, discovery
 from claude_mem.store import backup
 
 
-def worker_report() -> dict[str, object]:
+def worker_report() -> dict[str, Any]:
     """The "worker" section of `claude-mem status`."""
     return control.state(timeout=1.0).as_dict()
 
 
-def describe_report(report: dict) -> list[str]:  # type: ignore[type-arg]
-    """Human lines that say what runs and where, from `WorkerState.as_dict()`."""
+def describe_report(report: dict[str, Any], shown_warnings: Collection[str] = ()) -> list[str]:
+    """Human lines that say what runs and where, from `WorkerState.as_dict()`; the worker's settings
+    warnings in `shown_warnings` (already printed by the caller) are not repeated."""
     lines = []
     if report["running"]:
         health = report.get("health") or {}
@@ -34,6 +37,9 @@ def describe_report(report: dict) -> list[str]:  # type: ignore[type-arg]
             lines.append("  queue: " + ", ".join(f"{count} {name}" for name, count in queue.items()))
         for name, problem in (health.get("problems") or {}).items():
             lines.append(f"  problem in {name}: {problem}")
+        for warning in health.get("warnings") or []:
+            if warning not in shown_warnings:
+                lines.append(f"  settings warning: {warning}")
     else:
         reason = report["reason"]
         lines.append("worker: not running" + (f" ({reason})" if reason and reason != "not running" else ""))
@@ -113,7 +119,7 @@ def backup_cmd() -> None:
     Safe while the worker and hooks run: the snapshot is taken with SQLite's VACUUM INTO.
     """
     data_dir = settings.data_dir()
-    keep = int(settings.load(data_dir)["backups_keep"])  # type: ignore[call-overload]
+    keep = int(settings.load(data_dir)["backups_keep"])
     try:
         path = backup.snapshot(data_dir, keep)
     except backup.BackupError as exc:

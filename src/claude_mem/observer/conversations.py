@@ -1,8 +1,10 @@
 """Observer conversations: one per Claude Code session, opened lazily, at most `limit` at once.
 
-A conversation opens with an `init` section (project, the user's request, the date) or — when the
-session already has stored observations, i.e. after a restart or after it was closed for being
-idle — with a `recap` of them. The least recently used conversation is closed to make room, and a
+A conversation opens with the observer's system prompt (`prompts.system_prompt`: the standing
+instructions and the session's context — project, date, the user's request, and a recap of what is
+stored when the session already has observations, i.e. after a restart or after it was closed for
+being idle). A provider that takes a system prompt gets it that way; for any other, the first turn
+opens with the same text. The least recently used conversation is closed to make room, and a
 session never has two open at once.
 """
 
@@ -23,7 +25,7 @@ log = logging.getLogger("claude_mem.observer")
 class Conversation:
     session: ObserverSession
     info: SessionInfo
-    opening: str  # sent with the first batch, then cleared
+    opening: str  # the first turn's opening (for providers without a system prompt), then cleared
     turns: int = 0
 
 
@@ -43,8 +45,8 @@ class Conversations:
             oldest = next(iter(self.open))
             await self.close(oldest)
         date = time.strftime("%Y-%m-%d", time.gmtime())
-        opening = prompts.recap_section(info, date) if info.recap else prompts.init_section(info, date)
-        info = SessionInfo(**{**info.__dict__, "system_prompt": info.system_prompt or prompts.system_prompt()})
+        info = prompts.with_system_prompt(info, date)
+        opening = "" if self.provider.takes_system_prompt else info.system_prompt
         session = await self.provider.open(info)
         conversation = Conversation(session=session, info=info, opening=opening)
         self.open[key] = conversation

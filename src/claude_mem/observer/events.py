@@ -1,17 +1,21 @@
 """Queued events as the observer sees them, and their compact text rendering for prompts.
 
 The rendering is what an observer LLM reads, so it is short: edits become diffs, commands become
-`$ command` with their outcome, reads become a path. It is also machine-readable (`<event …>` blocks
-with attributes) so the `offline` and `fake` providers can answer from exactly what they were sent.
+`$ command` with their outcome, reads become a path. Each event is rendered once into a
+`RenderedEvent` record; the prompt shows its `<event …>` text, and the `offline` and `fake`
+providers answer from the same records (DESIGN §5), so they see exactly what an LLM is sent.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from claude_mem.store.models import PendingEvent
+
+__all__ = ["EDIT_TOOLS", "PendingEvent", "RenderedEvent", "render_event", "rendered_event"]
 
 FIELD_CHARS = 1200  # longest single rendered field (command output, file content)
 READ_CHARS = 200  # reads are routine: a glimpse is enough
@@ -19,25 +23,8 @@ EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 
 
 @dataclass(frozen=True)
-class PendingEvent:
-    """One row of `pending_events`, payload decoded."""
-
-    id: int
-    session_id: int
-    kind: str
-    prompt_number: int | None
-    payload: dict[str, Any]
-    attempts: int = 0
-    created_at: str = ""
-
-    @property
-    def chars(self) -> int:
-        return len(json.dumps(self.payload, default=str))
-
-
-@dataclass(frozen=True)
 class RenderedEvent:
-    """An `<event>` block read back from a prompt (what offline/fake providers work from)."""
+    """One event as the observer is shown it: attributes and a short body."""
 
     id: int
     kind: str
@@ -46,6 +33,13 @@ class RenderedEvent:
     status: str = ""
     body: str = ""
     attrs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The compact `<event>` block of a prompt."""
+        head = " ".join(f'{key}="{_attr(value)}"' for key, value in self.attrs.items() if value)
+        body = _escape_body(self.body)
+        return f"<event {head}>\n{body}\n</event>" if body else f"<event {head}/>"
 
 
 def _short(text: str, limit: int) -> str:
@@ -124,8 +118,8 @@ def _bash_body(tool_input: dict[str, Any], response: Any, error: str | None) -> 
     return status, "\n".join(parts)
 
 
-def render_event(event: PendingEvent, root: str = "") -> str:
-    """One event as a compact `<event>` block."""
+def rendered_event(event: PendingEvent, root: str = "") -> RenderedEvent:
+    """One event as the observer is shown it (paths relative to `root`)."""
     payload = event.payload
     attrs: dict[str, str] = {"id": str(event.id), "kind": event.kind}
     body = ""
@@ -137,7 +131,8 @@ def render_event(event: PendingEvent, root: str = "") -> str:
         attrs["reason"] = _text(payload.get("reason"))
     else:
         tool = _text(payload.get("tool_name")) or "unknown"
-        tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+        raw_input = payload.get("tool_input")
+        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         response = payload.get("tool_response")
         error = _text(payload.get("error")) if event.kind == "tool_failure" else None
         attrs["tool"] = tool
@@ -163,31 +158,10 @@ def render_event(event: PendingEvent, root: str = "") -> str:
             body = "\n".join(parts)
         if payload.get("is_interrupt"):
             attrs["status"] = "interrupted"
-    head = " ".join(f'{key}="{_attr(value)}"' for key, value in attrs.items() if value)
-    body = _escape_body(body)
-    return f"<event {head}>\n{body}\n</event>" if body else f"<event {head}/>"
+    return RenderedEvent(id=event.id, kind=event.kind, tool=attrs.get("tool", ""), file=attrs.get("file", ""),
+                         status=attrs.get("status", ""), body=body, attrs=attrs)
 
 
-_EVENT = re.compile(r"<event\s+([^<>]*?)(/?)>(?:\n(.*?)\n</event>)?", re.S)
-_ATTR = re.compile(r'(\w+)="([^"]*)"')
-
-
-def read_events(prompt: str) -> list[RenderedEvent]:
-    """Every `<event>` block in a prompt, in order (the inverse of `render_event`)."""
-    found: list[RenderedEvent] = []
-    for match in _EVENT.finditer(prompt):
-        attrs = {k: v.replace("&lt;", "<").replace("&quot;", '"').replace("&amp;", "&")
-                 for k, v in _ATTR.findall(match.group(1))}
-        try:
-            event_id = int(attrs.get("id", "0"))
-        except ValueError:
-            event_id = 0
-        found.append(RenderedEvent(
-            id=event_id, kind=attrs.get("kind", ""), tool=attrs.get("tool", ""), file=attrs.get("file", ""),
-            status=attrs.get("status", ""), body=match.group(3) or "", attrs=attrs,
-        ))
-    return found
-
-
-def basename(path: str) -> str:
-    return os.path.basename(path.rstrip("/")) or path
+def render_event(event: PendingEvent, root: str = "") -> str:
+    """One event as a compact `<event>` block."""
+    return rendered_event(event, root).text

@@ -14,6 +14,9 @@ import re
 from dataclasses import dataclass, field
 
 from claude_mem.domain import OBSERVATION_TYPES
+from claude_mem.store.models import ParsedObservation, ParsedSummary
+
+__all__ = ["ParsedObservation", "ParsedReply", "ParsedSummary", "normalise_type", "parse"]
 
 log = logging.getLogger("claude_mem.observer")
 
@@ -46,30 +49,6 @@ TYPE_HINTS: tuple[tuple[str, str], ...] = (
     ("discover", "discovery"), ("learn", "discovery"), ("finding", "discovery"), ("insight", "discovery"),
     ("investigat", "discovery"), ("gotcha", "discovery"),
 )
-
-
-@dataclass(frozen=True)
-class ParsedObservation:
-    type: str
-    title: str
-    narrative: str
-    subtitle: str = ""
-    facts: tuple[str, ...] = ()
-    concepts: tuple[str, ...] = ()
-    files_read: tuple[str, ...] = ()
-    files_modified: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ParsedSummary:
-    request: str = ""
-    investigated: str = ""
-    learned: str = ""
-    completed: str = ""
-    next_steps: str = ""
-    files_read: tuple[str, ...] = ()
-    files_edited: tuple[str, ...] = ()
-    notes: str = ""
 
 
 @dataclass

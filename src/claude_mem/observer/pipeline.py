@@ -5,6 +5,10 @@ so a busy database never stalls the worker's HTTP side. Provider errors are hand
 a malformed reply or a transient error uses up an attempt and backs off exponentially; a rate limit
 backs off without using one; missing credentials or an exhausted quota pause the whole queue and
 say why in `/health` until the provider reports healthy again.
+
+A batch that ends the user's turn must produce its summary: when the reply leaves it out, the same
+conversation is asked for the summary alone (up to `max_attempts` requests in all); if it still
+never comes, the batch's observations are stored and its `summarize` event is `failed`, visibly.
 """
 
 from __future__ import annotations
@@ -15,17 +19,26 @@ import sqlite3
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from claude_mem.observer import queue, results
-from claude_mem.observer.conversations import Conversations
-from claude_mem.observer.events import PendingEvent
-from claude_mem.observer.parser import parse
-from claude_mem.observer.prompts import TurnEnd, turn_prompt
+from claude_mem.observer import prompts
+from claude_mem.observer.conversations import Conversation, Conversations
+from claude_mem.observer.parser import ParsedReply, parse
 from claude_mem.observer.provider import (
-    AuthError, Health, Provider, ProviderError, QuotaExhausted, RateLimited, Reply, SessionInfo,
+    AuthError,
+    Health,
+    ObserverRequest,
+    Provider,
+    ProviderError,
+    QuotaExhausted,
+    RateLimited,
+    Reply,
+    SessionInfo,
+    TurnEnd,
 )
-from claude_mem.store.stats import queue_counts
+from claude_mem.store import queue, results
+from claude_mem.store.models import Batch, PendingEvent
 
 log = logging.getLogger("claude_mem.observer")
 T = TypeVar("T")
@@ -36,6 +49,16 @@ PAUSE_RECHECK_SECONDS = 30.0
 
 class MalformedReply(ProviderError):
     """The reply held no valid block and no `<skip/>`."""
+
+
+@dataclass
+class Answer:
+    """What the observer answered for one batch: the reply (tokens of every request), what was
+    parsed from it, and the events it could not answer (id -> error)."""
+
+    reply: Reply
+    parsed: ParsedReply
+    failed: dict[int, str] = field(default_factory=dict)
 
 
 def _setting(settings: dict[str, object], key: str, default: float) -> float:
@@ -62,7 +85,7 @@ class Pipeline:
         self.pause_reason = ""
         self.rate_limited = 0
         self.stopping = asyncio.Event()
-        self.in_flight: dict[int, queue.Batch] = {}
+        self.in_flight: dict[int, Batch] = {}
         self.processed = 0
 
     async def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -85,7 +108,7 @@ class Pipeline:
             if not worked:
                 try:
                     await asyncio.wait_for(self.stopping.wait(), self.poll_seconds)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
 
     async def drain(self, max_batches: int = 1_000_000) -> int:
@@ -115,7 +138,7 @@ class Pipeline:
         finally:
             self.in_flight.pop(batch.session_id, None)
         self.processed += 1
-        self.publish("queue", await self.db(queue_counts))
+        self.publish("queue", await self.db(queue.queue_counts))
         return True
 
     async def _may_claim(self) -> bool:
@@ -134,13 +157,13 @@ class Pipeline:
 
     # -- one batch --------------------------------------------------------------------------------
 
-    async def _process(self, batch: queue.Batch) -> None:
-        observed = [e for e in batch.events if e.kind in ("prompt", "tool", "tool_failure")]
-        summarize = next((e for e in batch.events if e.kind == "summarize"), None)
-        reply, parsed = Reply(text="<skip/>"), parse("<skip/>")
+    async def _process(self, batch: Batch) -> None:
+        observed = [e for e in batch.events if e.kind in prompts.OBSERVED_KINDS]
+        summarize = batch.first("summarize")
+        answer = Answer(Reply(text="<skip/>"), parse("<skip/>"))
         if observed or summarize is not None:
             try:
-                reply, parsed = await self._ask(batch, observed, summarize)
+                answer = await self._ask(batch, observed, summarize)
             except ProviderError as exc:
                 await self._failed(batch, exc)
                 return
@@ -148,7 +171,11 @@ class Pipeline:
                 log.exception("observer batch %s failed", batch.ids)
                 await self._failed(batch, ProviderError(f"{type(exc).__name__}: {exc}"))
                 return
-        stored = await self.db(results.store_batch, batch, parsed, reply, self.provider.name)
+        stored = await self.db(
+            results.store_batch, batch, answer.parsed.observations, answer.parsed.summary,
+            input_tokens=answer.reply.input_tokens, output_tokens=answer.reply.output_tokens,
+            provider=self.provider.name, failed=answer.failed,
+        )
         self.rate_limited = 0
         if stored is None:
             return
@@ -159,28 +186,52 @@ class Pipeline:
         if stored.session_completed:
             await self.conversations.close(batch.content_session_id)
 
-    async def _ask(self, batch: queue.Batch, observed: list[PendingEvent],
-                   summarize: PendingEvent | None) -> tuple[Reply, Any]:
+    async def _ask(self, batch: Batch, observed: list[PendingEvent], summarize: PendingEvent | None) -> Answer:
         info = await self.db(_session_info, batch)
         conversation = await self.conversations.get(info)
         turn_end = None
         if summarize is not None:
-            request = await self.db(_turn_request, batch.session_id, summarize.prompt_number)
+            request = await self.db(results.turn_request, batch.session_id, summarize.prompt_number)
             turn_end = TurnEnd(request=request,
                                last_assistant_message=str(summarize.payload.get("last_assistant_message") or ""))
-        prompt = turn_prompt(observed, root=batch.project, opening=conversation.opening, turn_end=turn_end)
-        try:
-            reply = await asyncio.wait_for(conversation.session.send(prompt), self.timeout)
-        except asyncio.TimeoutError:
-            raise ProviderError(f"no observer reply within {self.timeout:.0f} s") from None
+        reply = await self._send(conversation, prompts.turn_request(
+            observed, root=batch.project, opening=conversation.opening, turn_end=turn_end))
         conversation.opening = ""
-        conversation.turns += 1
         parsed = parse(reply.text)
         if not parsed.ok:
             raise MalformedReply(f"reply had no valid block and no <skip/>: {reply.text[:200]!r}")
-        return reply, parsed
+        answer = Answer(reply, parsed)
+        if summarize is not None and turn_end is not None and parsed.summary is None:
+            await self._ask_summary(conversation, turn_end, summarize, answer)
+        return answer
 
-    async def _failed(self, batch: queue.Batch, exc: ProviderError) -> None:
+    async def _ask_summary(self, conversation: Conversation, turn_end: TurnEnd, summarize: PendingEvent,
+                           answer: Answer) -> None:
+        """The reply left out the turn's summary: ask for it alone, or fail the `summarize` event."""
+        asked = 1
+        while asked < self.max_attempts:
+            asked += 1
+            reply = await self._send(conversation, prompts.summary_follow_up(turn_end))
+            answer.reply = Reply(answer.reply.text, answer.reply.input_tokens + reply.input_tokens,
+                                 answer.reply.output_tokens + reply.output_tokens)
+            summary = parse(reply.text).summary
+            if summary is not None:
+                answer.parsed.summary = summary
+                return
+        log.warning("observer gave no summary for event %s (session %s) after %d requests",
+                    summarize.id, conversation.info.content_session_id, asked)
+        answer.failed[summarize.id] = (
+            f"MissingSummary: the observer's reply had no <summary> for this turn after {asked} request(s)")
+
+    async def _send(self, conversation: Conversation, request: ObserverRequest) -> Reply:
+        try:
+            reply = await asyncio.wait_for(conversation.session.send(request), self.timeout)
+        except TimeoutError:
+            raise ProviderError(f"no observer reply within {self.timeout:.0f} s") from None
+        conversation.turns += 1
+        return reply
+
+    async def _failed(self, batch: Batch, exc: ProviderError) -> None:
         """Record a failed attempt according to the kind of error."""
         # A conversation that produced an error is not trusted for the redo: it re-opens with a recap.
         await self.conversations.close(batch.content_session_id)
@@ -232,7 +283,7 @@ class Pipeline:
         if lanes is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(lanes), grace)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 lanes.cancel()
                 try:
                     await lanes
@@ -244,23 +295,12 @@ class Pipeline:
         self.executor.shutdown(wait=True)
 
 
-def _session_info(conn: sqlite3.Connection, batch: queue.Batch) -> SessionInfo:
-    first = conn.execute("SELECT text FROM prompts WHERE session_id = ? AND private = 0 ORDER BY prompt_number"
-                         " LIMIT 1", (batch.session_id,)).fetchone()
-    if first is None:
-        first_event = next((e for e in batch.events if e.kind == "prompt"), None)
+def _session_info(conn: sqlite3.Connection, batch: Batch) -> SessionInfo:
+    """What the observer conversation of `batch`'s session opens with (runs on the db thread)."""
+    request = results.first_request(conn, batch.session_id)
+    if request is None:
+        first_event = batch.first("prompt")
         request = str(first_event.payload.get("prompt") or "") if first_event else ""
-    else:
-        request = first[0]
-    started = conn.execute("SELECT started_at FROM sessions WHERE id = ?", (batch.session_id,)).fetchone()
     return SessionInfo(content_session_id=batch.content_session_id, project=batch.project,
-                       user_request=request[:2000], started_at=started[0] if started else "",
+                       user_request=request[:2000], started_at=results.started_at(conn, batch.session_id),
                        recap=results.recap(conn, batch.session_id))
-
-
-def _turn_request(conn: sqlite3.Connection, session_id: int, prompt_number: int | None) -> str:
-    row = conn.execute(
-        "SELECT text FROM prompts WHERE session_id = ? AND private = 0 AND (prompt_number = ? OR ? IS NULL)"
-        " ORDER BY prompt_number DESC LIMIT 1", (session_id, prompt_number, prompt_number),
-    ).fetchone()
-    return row[0][:2000] if row else ""

@@ -1,19 +1,46 @@
-"""Observer prompts. Every one starts with the line `claude-mem observer v1` (fakes route on it).
+"""Every observer prompt, defined once. Each user prompt starts with the line `claude-mem observer v1`
+(fakes route on it, DESIGN §5).
 
-A turn's prompt is built from sections: an opening (`init` for a new conversation, `recap` when a
-session is re-opened after a restart), the batch of events, and — when the user's turn ended — a
-request for the turn summary. `render_batch` is the part that grows with the events; providers use
-it to measure tokens per event.
+The standing instructions (role, what to record, the reply contract) and the session's context
+(project, date, the user's request, and what was already recorded when a conversation restarts)
+make up `system_prompt`. They are sent once per conversation: as the system prompt to providers
+that take one, otherwise as the opening of the first user turn. Each turn then carries only the
+batch of events and — when the user's turn ended — the request for its summary.
 """
 
 from __future__ import annotations
 
-import re
+import dataclasses
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from claude_mem.observer.events import PendingEvent, render_event
-from claude_mem.observer.provider import PROMPT_HEADER, SessionInfo
+from claude_mem.observer.events import PendingEvent, RenderedEvent, rendered_event
+from claude_mem.observer.provider import PROMPT_HEADER, ObserverRequest, SessionInfo, TurnEnd
+
+__all__ = [
+    "CONTRACT", "OBSERVED_KINDS", "SUMMARY_FORMAT", "WHAT_TO_RECORD", "TurnEnd", "compose", "instructions",
+    "render_batch", "session_context", "summary_follow_up", "system_prompt", "system_prompt_for",
+    "turn_prompt", "turn_request", "with_system_prompt",
+]
+
+OBSERVED_KINDS = ("prompt", "tool", "tool_failure")
+NOT_CAPTURED = "(not captured)"
+
+ROLE = f"""\
+You are the memory observer of a Claude Code session. You never use tools and never talk to the
+user: you watch the events of the session and write down what is worth remembering. Every message
+starts with "{PROMPT_HEADER}" and lists what just happened."""
+
+WHAT_TO_RECORD = """\
+Record durable technical knowledge that will help in a later session: decisions and their reasons,
+bugs with their root cause and fix, what changed in which file and why, discoveries about how the
+code, tools or environment behave. Fold related events into one observation; write one to a few
+observations per turn, never one per tool call.
+
+Do NOT record: routine reads, searches or directory listings on their own; that a command ran
+without telling what it showed; restatements of the user's request; your own plans or guesses;
+anything about this observer conversation; secrets, tokens or credentials (write [redacted]).
+Use paths relative to the project root. Never invent events that are not listed."""
 
 CONTRACT = """\
 Answer ONLY with blocks in this format (no other markup; prose around the blocks is ignored):
@@ -31,20 +58,7 @@ Answer ONLY with blocks in this format (no other markup; prose around the blocks
 
 If nothing in a batch is worth keeping, answer exactly <skip/>."""
 
-WHAT_TO_RECORD = """\
-Record durable technical knowledge that will help in a later session: decisions and their reasons,
-bugs with their root cause and fix, what changed in which file and why, discoveries about how the
-code, tools or environment behave. Fold related events into one observation; write one to a few
-observations per turn, never one per tool call.
-
-Do NOT record: routine reads, searches or directory listings on their own; that a command ran
-without telling what it showed; restatements of the user's request; your own plans or guesses;
-anything about this observer conversation; secrets, tokens or credentials (write [redacted]).
-Use paths relative to the project root. Never invent events that are not listed."""
-
-SUMMARY_CONTRACT = """\
-The user's turn has ended. Besides any observations for the events above, write one summary:
-
+SUMMARY_FORMAT = """\
 <summary>
   <request>what the user asked for, in one sentence</request>
   <investigated>what was looked at</investigated>
@@ -56,53 +70,42 @@ The user's turn has ended. Besides any observations for the events above, write 
   <notes>anything else worth remembering</notes>
 </summary>"""
 
-
-@dataclass(frozen=True)
-class TurnEnd:
-    """What the summary section needs: the user's request and Claude's last message."""
-
-    request: str = ""
-    last_assistant_message: str = ""
+# Both leads name the end of the turn: the loopback API fakes answer with a summary when they see it.
+SUMMARY_LEAD = "The user's turn has ended. Besides any observations for the events above, write one summary:"
+FOLLOW_UP_LEAD = ("Your last reply had no <summary>. The user's turn has ended: answer now with its summary"
+                  " alone, in this format:")
 
 
-def init_section(info: SessionInfo, date: str) -> str:
-    request = info.user_request.strip() or "(not captured)"
-    return (
-        "You are the memory observer for a Claude Code session. You never act; you watch the events\n"
-        "of the session and write down what is worth remembering.\n\n"
-        f"Project: {info.project}\nDate: {date}\nThe user's request: {request}\n\n"
-        f"{WHAT_TO_RECORD}\n\n{CONTRACT}"
-    )
+# -- once per conversation ----------------------------------------------------------------------------
 
 
-def recap_section(info: SessionInfo, date: str) -> str:
-    recap = info.recap.strip() or "(nothing stored yet)"
-    return (
-        "You are the memory observer for a Claude Code session that is already under way; this\n"
-        "conversation was restarted. What has been recorded so far (do not record it again):\n\n"
-        f"{recap}\n\nProject: {info.project}\nDate: {date}\n"
-        f"The user's request: {info.user_request.strip() or '(not captured)'}\n\n"
-        f"{WHAT_TO_RECORD}\n\n{CONTRACT}"
-    )
+def instructions() -> str:
+    """The standing instructions: role, what to record and what not, the reply contract."""
+    return f"{ROLE}\n\n{WHAT_TO_RECORD}\n\n{CONTRACT}"
 
 
-def render_batch(events: Sequence[PendingEvent], root: str = "") -> str:
-    """The events of one observer turn, one compact `<event>` block each."""
-    return "\n".join(render_event(event, root) for event in events)
+def session_context(info: SessionInfo, date: str) -> str:
+    """What is specific to the watched session; with a recap when the conversation was restarted."""
+    request = info.user_request.strip() or NOT_CAPTURED
+    context = f"Project: {info.project}\nDate: {date}\nThe user's request: {request}"
+    if info.recap.strip():
+        context = ("This conversation was restarted while the session was under way. What has been recorded"
+                   f" so far (do not record it again):\n\n{info.recap.strip()}\n\n{context}")
+    return context
 
 
-def batch_section(events: Sequence[PendingEvent], root: str = "") -> str:
-    return (
-        "New events in the session (oldest first):\n\n"
-        f"{render_batch(events, root)}\n\n"
-        "Write observations for what is worth keeping in these events, or <skip/>."
-    )
+def system_prompt(info: SessionInfo, date: str | None = None) -> str:
+    """Standing instructions, then the session's context (`date` defaults to today, UTC)."""
+    date = date or time.strftime("%Y-%m-%d", time.gmtime())
+    return f"{instructions()}\n\n{session_context(info, date)}"
 
 
-def summary_section(turn: TurnEnd) -> str:
-    request = turn.request.strip() or "(not captured)"
-    last = turn.last_assistant_message.strip() or "(not captured)"
-    return f"The user's request this turn: {request}\nClaude's last message: {last}\n\n{SUMMARY_CONTRACT}"
+def system_prompt_for(info: SessionInfo) -> str:
+    """The system prompt of a provider's session: the one the pipeline set, else built here."""
+    return info.system_prompt or system_prompt(info)
+
+
+# -- every turn ---------------------------------------------------------------------------------------
 
 
 def compose(*sections: str) -> str:
@@ -110,61 +113,51 @@ def compose(*sections: str) -> str:
     return "\n\n".join([PROMPT_HEADER, *(s for s in sections if s)])
 
 
-def init_prompt(info: SessionInfo, date: str) -> str:
-    return compose(init_section(info, date))
+def render_batch(events: Sequence[RenderedEvent]) -> str:
+    """The events of one observer turn, one compact `<event>` block each."""
+    return "\n".join(event.text for event in events)
 
 
-def recap_prompt(info: SessionInfo, date: str) -> str:
-    return compose(recap_section(info, date))
+def _batch_section(events: Sequence[RenderedEvent]) -> str:
+    return (
+        "New events in the session (oldest first):\n\n"
+        f"{render_batch(events)}\n\n"
+        "Write observations for what is worth keeping in these events, or <skip/>."
+    )
 
 
-def batch_prompt(events: Sequence[PendingEvent], root: str = "") -> str:
-    return compose(batch_section(events, root))
+def _turn_facts(turn: TurnEnd) -> str:
+    request = turn.request.strip() or NOT_CAPTURED
+    last = turn.last_assistant_message.strip() or NOT_CAPTURED
+    return f"The user's request this turn: {request}\nClaude's last message: {last}"
 
 
-def summary_prompt(turn: TurnEnd) -> str:
-    return compose(summary_section(turn))
+def turn_request(
+    events: Sequence[PendingEvent], *, root: str = "", opening: str = "", turn_end: TurnEnd | None = None,
+) -> ObserverRequest:
+    """What the pipeline sends for one batch: opening (if any) + events + summary request (if any)."""
+    shown = tuple(rendered_event(e, root) for e in events if e.kind in OBSERVED_KINDS)
+    text = compose(
+        opening,
+        _batch_section(shown) if shown else "",
+        f"{_turn_facts(turn_end)}\n\n{SUMMARY_LEAD}\n\n{SUMMARY_FORMAT}" if turn_end is not None else "",
+    )
+    return ObserverRequest(text=text, events=shown, turn_end=turn_end)
 
 
 def turn_prompt(
     events: Sequence[PendingEvent], *, root: str = "", opening: str = "", turn_end: TurnEnd | None = None,
 ) -> str:
-    """What the pipeline sends for one batch: opening (if any) + events + summary request (if any)."""
-    shown = [e for e in events if e.kind in ("prompt", "tool", "tool_failure")]
-    return compose(
-        opening,
-        batch_section(shown, root) if shown else "",
-        summary_section(turn_end) if turn_end is not None else "",
-    )
+    """The text of `turn_request`."""
+    return turn_request(events, root=root, opening=opening, turn_end=turn_end).text
 
 
-_TURN_END = re.compile(
-    r"The user's request this turn: (.*?)\nClaude's last message: (.*?)\n\nThe user's turn has ended\.", re.S,
-)
-_REQUEST = re.compile(r"The user's request: (.*?)\n\nRecord durable", re.S)
+def summary_follow_up(turn: TurnEnd) -> ObserverRequest:
+    """Asks, in the same conversation, for the summary a reply left out."""
+    text = compose(f"{FOLLOW_UP_LEAD}\n\n{SUMMARY_FORMAT}\n\n{_turn_facts(turn)}")
+    return ObserverRequest(text=text, turn_end=turn, summary_only=True)
 
 
-def read_turn_end(prompt: str) -> TurnEnd | None:
-    """The summary request in a prompt, if it has one (used by the offline and fake providers)."""
-    match = _TURN_END.search(prompt)
-    if match is None:
-        return None
-    clean = lambda text: "" if text.strip() == "(not captured)" else text.strip()  # noqa: E731
-    return TurnEnd(request=clean(match.group(1)), last_assistant_message=clean(match.group(2)))
-
-
-def read_session_request(prompt: str) -> str:
-    """The user's request from an init or recap section; empty when absent."""
-    match = _REQUEST.search(prompt)
-    if match is None or match.group(1).strip() == "(not captured)":
-        return ""
-    return match.group(1).strip()
-
-
-def system_prompt() -> str:
-    """Standing instructions for providers that take a system prompt (SessionInfo.system_prompt)."""
-    return (
-        "You are the memory observer of a Claude Code session. You never use tools and never talk to\n"
-        f'the user. Every message starts with "{PROMPT_HEADER}" and lists what just happened.\n\n'
-        f"{WHAT_TO_RECORD}\n\n{CONTRACT}"
-    )
+def with_system_prompt(info: SessionInfo, date: str) -> SessionInfo:
+    """`info` with its system prompt filled in (kept when the caller already set one)."""
+    return dataclasses.replace(info, system_prompt=info.system_prompt or system_prompt(info, date))

@@ -2,7 +2,9 @@
 
 A provider opens one `ObserverSession` per Claude Code session; the session keeps whatever
 conversation state the backend needs (a live Agent SDK client, or a bounded history for stateless
-HTTP APIs). Providers register by name; the worker picks one with the `provider` setting.
+HTTP APIs). Each turn is an `ObserverRequest`: the prompt text an LLM provider sends, and the same
+content as data (rendered events, the turn-end request) that the `offline` and `fake` providers
+answer from. Providers register by name; the worker picks one with the `provider` setting.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
+
+from claude_mem.observer.events import RenderedEvent
 
 PROMPT_HEADER = "claude-mem observer v1"
 
@@ -54,7 +58,26 @@ class SessionInfo:
     user_request: str = ""
     started_at: str = ""
     recap: str = ""  # stored observations, when a session is re-opened after a restart
-    system_prompt: str = ""  # the observer's standing instructions; empty -> the providers' default
+    system_prompt: str = ""  # standing instructions + this session's context; empty -> built by `prompts`
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    """The user's turn ended: what the summary needs (the turn's request, Claude's last message)."""
+
+    request: str = ""
+    last_assistant_message: str = ""
+
+
+@dataclass(frozen=True)
+class ObserverRequest:
+    """One observer turn: `text` is what an LLM provider sends; the other fields carry the same
+    content as data for providers that answer without an LLM."""
+
+    text: str  # starts with PROMPT_HEADER
+    events: tuple[RenderedEvent, ...] = ()  # the events shown, oldest first
+    turn_end: TurnEnd | None = None  # set when the prompt asks for the turn's summary
+    summary_only: bool = False  # a follow-up asking for the summary a previous reply left out
 
 
 @dataclass(frozen=True)
@@ -72,7 +95,7 @@ class Health:
 
 @runtime_checkable
 class ObserverSession(Protocol):
-    async def send(self, prompt_text: str) -> Reply: ...
+    async def send(self, request: ObserverRequest) -> Reply: ...
 
     async def close(self) -> None: ...
 
@@ -80,6 +103,9 @@ class ObserverSession(Protocol):
 @runtime_checkable
 class Provider(Protocol):
     name: str
+    # True: the standing instructions go in the system prompt (built from SessionInfo) and never in
+    # a user turn. False: the conversation's first user turn carries them.
+    takes_system_prompt: bool
 
     async def open(self, session_info: SessionInfo) -> ObserverSession: ...
 
@@ -93,18 +119,30 @@ ProviderFactory = Callable[[Mapping[str, object]], Provider]
 
 @dataclass
 class Registry:
+    """Provider factories by name: the one place a `provider` value becomes a provider.
+
+    `observer.providers` registers a factory for every name of `domain.PROVIDERS` (`auto` included)
+    and resolves `auto`; the worker, `status`, `/health` and the context header all go through it.
+    """
+
     factories: dict[str, ProviderFactory] = field(default_factory=dict)
 
     def register(self, name: str, factory: ProviderFactory) -> None:
         self.factories[name] = factory
 
+    def names(self) -> list[str]:
+        return sorted(self.factories)
+
+    def normalise(self, name: object) -> str:
+        """The registered name for a `provider` value (`Claude ` is `claude`); ProviderError if unknown."""
+        wanted = str(name if name is not None else "auto").strip().lower() or "auto"
+        if wanted not in self.factories:
+            known = ", ".join(self.names()) or "none"
+            raise ProviderError(f"unknown observer provider {str(name)!r} (known: {known})", retryable=False)
+        return wanted
+
     def create(self, name: str, settings: Mapping[str, object]) -> Provider:
-        try:
-            factory = self.factories[name]
-        except KeyError:
-            known = ", ".join(sorted(self.factories)) or "none"
-            raise ProviderError(f"unknown observer provider {name!r} (known: {known})", retryable=False) from None
-        return factory(settings)
+        return self.factories[self.normalise(name)](settings)
 
 
 REGISTRY = Registry()

@@ -10,13 +10,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from claude_mem.observer import queue
 from claude_mem.observer.pipeline import Pipeline
 from claude_mem.observer.provider import REGISTRY, Provider
+from claude_mem.store import queue
 from claude_mem.store.capture import ingest_spool
 
 log = logging.getLogger("claude_mem.observer")
@@ -27,9 +26,11 @@ STOP_GRACE_SECONDS = 10.0
 
 
 def create_provider(settings: Mapping[str, object]) -> Provider:
-    """The provider named by the `provider` setting (`auto` resolves inside the registry)."""
-    importlib.import_module("claude_mem.observer.providers")  # registers every provider
-    return REGISTRY.create(str(settings.get("provider") or "auto"), settings)
+    """The provider named by the `provider` setting, resolved by the one registry (`auto` included)."""
+    providers = importlib.import_module("claude_mem.observer.providers")  # registers every provider
+    name, reason = providers.choose(settings)
+    log.info("observer provider %s (%s)", name, reason)
+    return REGISTRY.create(name, settings)
 
 
 class ObserverService:
@@ -50,6 +51,8 @@ class ObserverService:
             log.info("requeued %d events claimed by a previous worker", released)
         self.pipeline = Pipeline(conn, ctx.settings, provider, publish=ctx.bus.publish)
         ctx.provider_health = self.pipeline.health
+        # The provider actually running (`auto` resolved): the daemon writes it to worker.json.
+        ctx.provider_name = provider.name
         self.tasks = [asyncio.create_task(self.pipeline.run(), name="observer-lanes"),
                       asyncio.create_task(self._housekeeping(), name="observer-housekeeping")]
 
@@ -74,7 +77,7 @@ class ObserverService:
                     log.exception("the idle-session sweep failed")
             try:
                 await asyncio.wait_for(pipeline.stopping.wait(), INGEST_SECONDS)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 since_sweep += INGEST_SECONDS
 
     async def stop(self) -> None:

@@ -8,8 +8,6 @@ the latest summary, and how to get details through the MCP tools. Budgets are in
 exist and how to search them.
 """
 
-import json
-import os
 import sqlite3
 from datetime import UTC, datetime
 
@@ -17,6 +15,7 @@ from claude_mem import project as projects
 from claude_mem import settings
 from claude_mem.domain import utc_now
 from claude_mem.recall.sanitize import clean, estimate_tokens
+from claude_mem.runtime import discovery, observer_choice
 from claude_mem.store import context as store
 from claude_mem.store.memory import known_projects
 
@@ -41,18 +40,18 @@ def local_time(stamp: str) -> datetime | None:
 
 
 def observer_name(data_dir: str, values: dict) -> str:
-    """What the worker last reported as its observer, else the `provider` setting."""
+    """The observer the running worker recorded in worker.json; with no worker, the one these settings
+    select (the registry's `auto` rule, without the login probe: no subprocess on the hook path)."""
+    info = discovery.read_info(data_dir)
+    if info is not None and discovery.pid_alive(info.get("pid")):
+        reported = info.get("provider")
+        name = reported.get("name") if isinstance(reported, dict) else reported
+        if isinstance(name, str) and name:
+            return clean(name, 40)
     try:
-        with open(os.path.join(data_dir, "worker.json"), encoding="utf-8") as handle:
-            info = json.load(handle)
-        reported = info.get("provider") if isinstance(info, dict) else None
-        if isinstance(reported, dict):
-            reported = reported.get("name")
-        if isinstance(reported, str) and reported:
-            return clean(reported, 40)
-    except (OSError, ValueError):
-        pass
-    return clean(values.get("provider") or "auto", 40)
+        return clean(observer_choice.choose(values)[0], 40)
+    except observer_choice.UnknownProvider:
+        return clean(values.get("provider") or "auto", 40)
 
 
 def display_name(conn: sqlite3.Connection, key: str) -> str:

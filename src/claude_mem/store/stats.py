@@ -5,13 +5,7 @@ import sqlite3
 
 from claude_mem.domain import EVENT_STATUSES
 from claude_mem.store import db
-
-
-def queue_counts(conn: sqlite3.Connection) -> dict[str, int]:
-    counts = dict.fromkeys(EVENT_STATUSES, 0)
-    for status, count in conn.execute("SELECT status, COUNT(*) FROM pending_events GROUP BY status"):
-        counts[status] = count
-    return counts
+from claude_mem.store.queue import queue_counts
 
 
 def store_counts(conn: sqlite3.Connection) -> dict[str, object]:

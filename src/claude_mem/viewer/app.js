@@ -188,7 +188,15 @@ function showHealth(health) {
   badge.title = provider.reason || "the observer is working";
   $("provider").textContent = provider.ok ? `${provider.name}: working` : `${provider.name}: ${provider.reason}`;
   $("provider").classList.toggle("warn-text", !provider.ok);
+  if ("warnings" in health) showSettingsWarnings(health.warnings);
   showCounts(health.queue);
+}
+
+// Refused settings (a bad value in settings.json or the environment): the worker uses another value.
+function showSettingsWarnings(warnings) {
+  const list = Array.isArray(warnings) ? warnings : [];
+  $("settings-warnings-list").replaceChildren(...list.map((text) => render.el("li", "", text)));
+  $("settings-warnings").hidden = list.length === 0;
 }
 
 function showCounts(queue) {

@@ -28,6 +28,8 @@ class WorkerContext:
     service_errors: dict[str, str] = field(default_factory=dict)
     # The observer service sets this to report its provider's health in /health (see health.py).
     provider_health: Callable[[], Awaitable[dict[str, object]]] | None = None
+    # The observer service sets this to the name of the provider it runs (`auto` resolved).
+    provider_name: str = ""
 
     @property
     def db_path(self) -> str:

@@ -130,17 +130,24 @@ def _early_stop(signum: int, frame: object) -> None:
     _stop_requested = True
 
 
+def worker_info(ctx: WorkerContext) -> dict[str, object]:
+    """worker.json (DESIGN §7), with the observer the services actually started (the session-start
+    context header names it; empty when no observer service runs)."""
+    return {
+        "pid": ctx.pid, "port": ctx.port, "version": ctx.version, "data_dir": ctx.data_dir,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ctx.started_at)),
+        "provider": {"name": ctx.provider_name},
+    }
+
+
 async def serve(server: Server, sock: socket.socket, ctx: WorkerContext) -> None:
     if _stop_requested:
         server.should_exit = True
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
-    if server.started:
-        discovery.write_info(ctx.data_dir, {
-            "pid": ctx.pid, "port": ctx.port, "version": ctx.version, "data_dir": ctx.data_dir,
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ctx.started_at)),
-        })
+    if server.started:  # the lifespan has run: every service has started (or reported why not)
+        discovery.write_info(ctx.data_dir, worker_info(ctx))
         log.info("worker %s ready on http://127.0.0.1:%d (pid %d, data dir %s)",
                  ctx.version, ctx.port, ctx.pid, ctx.data_dir)
     watcher = asyncio.create_task(close_bus_on_exit(server, ctx))
@@ -180,7 +187,7 @@ def run(lock_fd: int | None, lock_wait: float) -> int:
             log.exception("cannot open the database")
             ctx.service_errors["database"] = f"{type(exc).__name__}: {exc}"
         port = values["worker_port"]
-        sock = bind(settings_module.default_port() if port is None else int(port))  # type: ignore[arg-type]
+        sock = bind(settings_module.default_port() if port is None else int(port))
         ctx.port = sock.getsockname()[1]
         config = uvicorn.Config(
             create_app(ctx), log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from claude_mem import settings
 from claude_mem.store import stats
 from claude_mem.worker.context import WorkerContext
 
@@ -15,7 +16,8 @@ async def provider_health(ctx: WorkerContext) -> dict[str, object]:
     The observer service plugs in by setting `ctx.provider_health` (an async callable returning
     that dict) in its `start`; until one does, the worker says truthfully that nothing observes.
     """
-    name = str(ctx.settings.get("provider") or "auto")
+    # The name the observer service recorded at start; before that, the setting (validated, so normalised).
+    name = ctx.provider_name or str(ctx.settings.get("provider") or "auto")
     if ctx.provider_health is not None:
         try:
             reported = await asyncio.wait_for(ctx.provider_health(), timeout=5.0)
@@ -43,8 +45,9 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
     problems = dict(ctx.service_errors)
     if database_error:
         problems["database"] = database_error
+    warnings = await asyncio.to_thread(settings.problems, ctx.data_dir)
     return {
-        "status": "degraded" if problems else "ok",
+        "status": "degraded" if problems or warnings else "ok",
         "pid": ctx.pid,
         "version": ctx.version,
         "data_dir": ctx.data_dir,
@@ -54,5 +57,6 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
         "provider": await provider_health(ctx),
         "queue": queue,
         "problems": problems,
+        "warnings": warnings,  # refused settings, each with the value used instead
         "recovery": ctx.recovery,
     }

@@ -10,8 +10,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from claude_mem.observer import queue as event_queue
 from claude_mem.observer.report import observer_report
+from claude_mem.store import queue as event_queue
 from claude_mem.store import stats
 from claude_mem.worker import routes_common as common
 

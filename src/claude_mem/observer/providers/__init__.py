@@ -1,4 +1,5 @@
-"""Observer providers, registered by name in `provider.REGISTRY`.
+"""Observer providers, registered by name in `provider.REGISTRY`: one factory per name of
+`domain.PROVIDERS` (a test holds the two lists equal).
 
 `claude`, `anthropic` and `openai` import their SDKs only when created; `auto` resolves to one of
 them (or `offline`) through `auto.choose`. `offline` and `fake` register themselves on import.
@@ -10,7 +11,7 @@ from collections.abc import Mapping
 
 from ..provider import REGISTRY, Provider
 from . import fake, offline  # noqa: F401 - they register themselves
-from .auto import choose
+from .auto import choose, describe
 
 
 def _claude(settings: Mapping[str, object]) -> Provider:
@@ -43,9 +44,9 @@ REGISTRY.register("auto", _auto)
 
 
 def create(settings: Mapping[str, object]) -> tuple[Provider, str]:
-    """The provider the settings ask for, and why it was chosen (for status, /health, context)."""
+    """The provider the settings ask for, and why it was chosen; ProviderError for an unknown name."""
     name, reason = choose(settings)
     return REGISTRY.create(name, settings), reason
 
 
-__all__ = ["choose", "create"]
+__all__ = ["REGISTRY", "choose", "create", "describe"]

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 
 import anthropic
 
-from ..provider import AuthError, Health, ProviderError, Reply, SessionInfo
+from ..prompts import system_prompt_for
+from ..provider import AuthError, Health, ObserverRequest, ProviderError, Reply, SessionInfo
 from .errors import bounded_call, from_sdk_exception
 from .history import BoundedHistory
-from .system import system_prompt_for
 
 MAX_REPLY_TOKENS = 4096
 
@@ -43,19 +43,20 @@ class AnthropicSession:
         self.system_prompt = system_prompt_for(info)
         self.history = BoundedHistory(provider.history_turns)
 
-    async def send(self, prompt_text: str) -> Reply:
+    async def send(self, request: ObserverRequest) -> Reply:
+        prompt_text = request.text
         provider = self.provider
-        request = {
+        body = {
             "model": provider.model,
             "max_tokens": MAX_REPLY_TOKENS,
             "system": self.history.system_text(self.system_prompt),
             "messages": self.history.messages(prompt_text),
         }
-        message = await bounded_call(provider.call(request), provider.timeout, "anthropic", translate)
+        message = await bounded_call(provider.call(body), provider.timeout, "anthropic", translate)
         if message.stop_reason is None:
             # A stream that closed before `message_delta`/`message_stop`: the text may be cut anywhere.
             raise ProviderError("anthropic: stream ended before the reply finished", retryable=True)
-        text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+        text = "".join(block.text for block in message.content if isinstance(block, anthropic.types.TextBlock))
         if not text.strip():
             raise ProviderError("anthropic: empty reply", retryable=True)
         usage = message.usage
@@ -73,6 +74,7 @@ class AnthropicSession:
 
 class AnthropicProvider:
     name = "anthropic"
+    takes_system_prompt = True
 
     def __init__(self, settings: Mapping[str, object], *, stream: bool = True) -> None:
         self.model = str(settings.get("anthropic_model") or "claude-haiku-4-5")
@@ -96,7 +98,7 @@ class AnthropicProvider:
         if self.client is None:
             raise AuthError("anthropic: no API key (set anthropic_api_key or ANTHROPIC_API_KEY)")
         if not self.stream:
-            return await self.client.messages.create(**request)  # type: ignore[arg-type]
+            return await self.client.messages.create(**request)  # type: ignore[call-overload]
         async with self.client.messages.stream(**request) as stream:  # type: ignore[arg-type]
             return await stream.get_final_message()
 

@@ -1,56 +1,33 @@
-"""`auto` selection: `claude` if it works, else `anthropic` if a key is set, else `offline`.
+"""`provider` resolution for the worker and `status`: the registered name, `auto` resolved.
 
 `choose(settings)` returns the name and a one-line reason; the worker's `/health`, `status` and the
-session-start context header show both. It imports no SDK: "claude works" means the CLI is found
-and `claude auth status` says it is logged in (bounded and cached, see `cli.py`). With
-`probe=False` the login is not checked (for callers that must not spawn a process).
+session-start context header show both. The `auto` rule itself lives in `runtime.observer_choice`
+(stdlib only, so the session-start hook can apply it without a worker); here it gets its login probe:
+`claude auth status`, bounded and cached (see `cli.py`). With `probe=False` the login is not checked
+(for callers that must not spawn a process). It imports no SDK.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
-from .cli import auth_status, resolve_cli
+from claude_mem.runtime.observer_choice import anthropic_key_source, resolve_cli
+from claude_mem.runtime.observer_choice import choose as choose_rule
 
-CHOICES = ("claude", "anthropic", "openai", "offline")
+from ..provider import REGISTRY
+from .cli import auth_status
 
-
-def anthropic_key_source(settings: Mapping[str, object]) -> str:
-    """Where an Anthropic credential comes from, or "" when there is none."""
-    if settings.get("anthropic_api_key"):
-        return "anthropic_api_key"
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        if os.environ.get(name):
-            return name
-    return ""
+__all__ = ["anthropic_key_source", "choose", "describe"]
 
 
 def choose(settings: Mapping[str, object], *, probe: bool = True) -> tuple[str, str]:
-    """(provider name, reason) for the `provider` setting; `auto` is resolved here."""
-    wanted = str(settings.get("provider") or "auto").strip().lower()
-    if wanted in CHOICES:
-        return wanted, "set by the provider setting"
-    if wanted != "auto":
-        return "offline", f"unknown provider {wanted!r}; using offline"
-    cli_path = str(settings.get("cli_path") or "")
-    cli = resolve_cli(cli_path)
-    if cli is None:
-        claude_reason = f"Claude Code CLI not found{' at ' + cli_path if cli_path else ''}"
-    elif probe:
-        ok, claude_reason = auth_status(cli)
-        if ok:
-            return "claude", f"auto: Claude Code {claude_reason}"
-    else:
-        return "claude", "auto: Claude Code CLI found (login not checked)"
-    source = anthropic_key_source(settings)
-    if source:
-        return "anthropic", f"auto: {claude_reason}; Anthropic key from {source}"
-    return "offline", f"auto: {claude_reason} and no Anthropic key; observations are extracted without an LLM"
+    """(provider name, reason) for the `provider` setting; ProviderError for a name nobody registered."""
+    wanted = REGISTRY.normalise(settings.get("provider"))
+    return choose_rule({**settings, "provider": wanted}, login=auth_status if probe else None)
 
 
 def describe(settings: Mapping[str, object], *, probe: bool = True) -> dict[str, object]:
-    """The provider in use and whether it can work, in plain words (for `status` and `/health`)."""
+    """The provider in use and whether it can work, in plain words (for `status` with no worker)."""
     name, reason = choose(settings, probe=probe)
     ok, detail = True, ""
     if name == "claude":
@@ -68,4 +45,6 @@ def describe(settings: Mapping[str, object], *, probe: bool = True) -> dict[str,
         detail = f"{settings.get('openai_model')} at {settings.get('openai_base_url')}"
     elif name == "offline":
         detail = "no LLM: observations are extracted from the events directly"
+    elif name == "fake":
+        detail = "scripted replies, for tests"
     return {"name": name, "ok": ok, "reason": reason, "detail": detail}

@@ -35,11 +35,11 @@ from claude_agent_sdk import (
     TextBlock,
 )
 
-from ..provider import AuthError, Health, ProviderError, Reply, SessionInfo
+from ..prompts import system_prompt_for
+from ..provider import AuthError, Health, ObserverRequest, ProviderError, Reply, SessionInfo
 from .cli import auth_status, child_env, resolve_cli
 from .errors import from_status
 from .history import BoundedHistory
-from .system import system_prompt_for
 
 log = logging.getLogger(__name__)
 STDERR_LINES = 50
@@ -149,7 +149,7 @@ class ClientActor:
         try:
             # The actor enforces the timeout itself; this outer bound only guards a wedged child.
             return await asyncio.wait_for(asyncio.shield(future), self.timeout + CLOSE_TIMEOUT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             await self.stop()
             raise ProviderError(f"claude: no reply within {self.timeout:g} s", retryable=True) from None
 
@@ -159,7 +159,7 @@ class ClientActor:
         await self.inbox.put(None)
         try:
             await asyncio.wait_for(asyncio.shield(self.task), CLOSE_TIMEOUT)
-        except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - closing must not raise
+        except (TimeoutError, Exception):  # noqa: BLE001 - closing must not raise
             self.task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(self.task, CLOSE_TIMEOUT)
@@ -186,7 +186,8 @@ class ClaudeObserverSession:
     def system_prompt(self) -> str:
         return self.titles.system_text(self.base_prompt)
 
-    async def send(self, prompt_text: str) -> Reply:
+    async def send(self, request: ObserverRequest) -> Reply:
+        prompt_text = request.text
         if self.closed:
             raise ProviderError("claude: observer session is closed", retryable=True)
         async with self.provider.slot(self):
@@ -215,6 +216,7 @@ class ClaudeObserverSession:
 
 class ClaudeProvider:
     name = "claude"
+    takes_system_prompt = True
 
     def __init__(self, settings: Mapping[str, object], *, env: Mapping[str, str] | None = None,
                  idle_seconds: float = 600.0) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from types import ModuleType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..provider import AuthError, ProviderError, QuotaExhausted, RateLimited
 
@@ -74,8 +74,9 @@ def from_status(
 def from_sdk_exception(exc: Exception, sdk: ModuleType, origin: str) -> ProviderError:
     """An exception of the `anthropic` or `openai` package (same generator, same classes and shape)."""
     if isinstance(exc, sdk.APIStatusError):
-        body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else body
+        body: dict[str, Any] = exc.body if isinstance(exc.body, dict) else {}
+        nested = body.get("error")
+        error: dict[str, Any] = nested if isinstance(nested, dict) else body
         return from_status(
             exc.status_code,
             str(error.get("message") or exc.message),
@@ -97,7 +98,7 @@ async def bounded_call(call: Awaitable[T], timeout: float, origin: str,
     every failure comes out as a ProviderError, translated once, here."""
     try:
         return await asyncio.wait_for(call, timeout + 1)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise ProviderError(f"{origin}: no reply within {timeout:g} s", retryable=True) from None
     except ProviderError:
         raise

@@ -8,11 +8,13 @@ A script is a dict (from the `fake_script` key of the settings mapping, or the J
      "delay": 0.0,                                 # before every reply
      "health": {"ok": true, "reason": ""},
      "poison": "text",                             # any prompt containing it fails (retryable)
+     "system_prompt": false,                       # true: instructions go in the system prompt
      "log": "/path/calls.jsonl"}                   # one line per call, for tests across processes
 
-`reword` (the default) answers from the events it was sent — one observation naming their files and
-commands, and a summary when asked — and words every answer differently (a per-instance nonce and a
-counter), so a redone batch never repeats the text of an earlier attempt.
+`reword` (the default) answers from the events of the request — one observation naming their files
+and commands, and a summary when asked — and words every answer differently (a per-instance nonce
+and a counter), so a redone batch never repeats the text of an earlier attempt. Like every provider
+without a system prompt, it is sent the standing instructions in the first turn of a conversation.
 """
 
 from __future__ import annotations
@@ -25,11 +27,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from claude_mem.observer.contract import reply_xml
-from claude_mem.observer.events import read_events
 from claude_mem.observer.parser import ParsedObservation, ParsedSummary
-from claude_mem.observer.prompts import read_turn_end
 from claude_mem.observer.provider import (
-    PROMPT_HEADER, REGISTRY, AuthError, Health, ProviderError, QuotaExhausted, RateLimited, Reply, SessionInfo,
+    PROMPT_HEADER,
+    REGISTRY,
+    AuthError,
+    Health,
+    ObserverRequest,
+    ProviderError,
+    QuotaExhausted,
+    RateLimited,
+    Reply,
+    SessionInfo,
 )
 
 ENV_SCRIPT = "CLAUDE_MEM_FAKE_SCRIPT"
@@ -76,10 +85,10 @@ class FakeSession:
         self.info = info
         self.closed = False
 
-    async def send(self, prompt_text: str) -> Reply:
+    async def send(self, request: ObserverRequest) -> Reply:
         if self.closed:
             raise ProviderError("fake session used after close")
-        return await self.provider.answer(self.info, prompt_text)
+        return await self.provider.answer(self.info, request)
 
     async def close(self) -> None:
         self.closed = True
@@ -92,8 +101,10 @@ class FakeProvider:
     def __init__(self, settings: Mapping[str, object] | None = None, script: dict[str, Any] | None = None) -> None:
         self.script = script if script is not None else load_script(settings or {})
         self.steps: list[dict[str, Any]] = list(self.script.get("steps", []))
+        self.takes_system_prompt = bool(self.script.get("system_prompt", False))
         self.nonce = secrets.token_hex(3)
-        self.calls: list[tuple[str, str]] = []  # (content_session_id, prompt)
+        self.calls: list[tuple[str, str]] = []  # (content_session_id, prompt text)
+        self.requests: list[ObserverRequest] = []
         self.opened: list[SessionInfo] = []
         self.open_sessions: set[str] = set()
         self.max_open = 0
@@ -113,28 +124,30 @@ class FakeProvider:
     async def aclose(self) -> None:
         self.open_sessions.clear()
 
-    def _log(self, info: SessionInfo, prompt: str, outcome: str) -> None:
+    def _log(self, info: SessionInfo, request: ObserverRequest, outcome: str) -> None:
         path = self.script.get("log")
         if path:
             with open(str(path), "a", encoding="utf-8") as handle:
                 handle.write(json.dumps({"pid": os.getpid(), "session": info.content_session_id,
-                                         "events": [e.id for e in read_events(prompt)], "outcome": outcome}) + "\n")
+                                         "events": [e.id for e in request.events], "outcome": outcome}) + "\n")
 
-    async def answer(self, info: SessionInfo, prompt: str) -> Reply:
+    async def answer(self, info: SessionInfo, request: ObserverRequest) -> Reply:
+        prompt = request.text
         if not prompt.startswith(PROMPT_HEADER):
             raise ProviderError("not an observer prompt", retryable=False)
         self.calls.append((info.content_session_id, prompt))
+        self.requests.append(request)
         step = self.steps.pop(0) if self.steps else {}
         delay = float(step.get("delay", self.script.get("delay", 0.0)))
-        self._log(info, prompt, "start")
+        self._log(info, request, "start")
         if delay:
             await asyncio.sleep(delay)
         if "error" in step:
-            self._log(info, prompt, "error")
+            self._log(info, request, "error")
             _raise(step)
         poison = self.script.get("poison")
         if poison and str(poison) in prompt:
-            self._log(info, prompt, "error")
+            self._log(info, request, "error")
             raise ProviderError(f"fake: a poisonous event ({poison}) in the batch", retryable=True)
         if "text" in step:
             text = str(step["text"])
@@ -143,15 +156,15 @@ class FakeProvider:
             if mode == "malformed":
                 text = MALFORMED[len(self.calls) % len(MALFORMED)]
             elif mode == "skip":
-                text = "<skip/>" if read_turn_end(prompt) is None else self._reword(prompt)
+                text = "<skip/>" if request.turn_end is None else self._reword(request)
             else:
-                text = self._reword(prompt)
-        self._log(info, prompt, "reply")
+                text = self._reword(request)
+        self._log(info, request, "reply")
         return Reply(text=text, input_tokens=len(prompt) // 4, output_tokens=len(text) // 4)
 
-    def _reword(self, prompt: str) -> str:
-        """A valid reply built from what the prompt names, worded differently on every call."""
-        events = [e for e in read_events(prompt) if e.kind in ("tool", "tool_failure", "prompt")]
+    def _reword(self, request: ObserverRequest) -> str:
+        """A valid reply built from the request's events, worded differently on every call."""
+        events = [] if request.summary_only else list(request.events)
         wording = f"{WORDINGS[len(self.calls) % len(WORDINGS)]} (take {len(self.calls)}, {self.nonce})"
         observations = []
         if events:
@@ -165,7 +178,7 @@ class FakeProvider:
                 facts=tuple(f"event {e.id}: {e.kind} {e.tool}".strip() for e in events[:10]),
                 files_modified=tuple(files),
             ))
-        turn_end = read_turn_end(prompt)
+        turn_end = request.turn_end
         summary = None
         if turn_end is not None:
             summary = ParsedSummary(request=turn_end.request or "(not captured)",

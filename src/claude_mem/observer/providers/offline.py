@@ -1,7 +1,7 @@
-"""The `offline` observer: no LLM. It reads the `<event>` blocks of each prompt and answers in the
-reply contract with what the events show — which file changed and how, which commands ran and
-their outcome, a failing command that later passed, errors seen — folded into at most three
-observations per turn. Routine reads and listings alone produce `<skip/>`.
+"""The `offline` observer: no LLM. It reads the rendered events of each request (the records the
+prompt's `<event>` blocks are written from) and answers in the reply contract with what the events
+show — which file changed and how, which commands ran and their outcome, a failing command that
+later passed, errors seen — folded into at most three observations per turn. Routine reads and listings alone produce `<skip/>`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from claude_mem.observer.contract import reply_xml
-from claude_mem.observer.events import EDIT_TOOLS, RenderedEvent, read_events
+from claude_mem.observer.events import EDIT_TOOLS, RenderedEvent
 from claude_mem.observer.parser import ParsedObservation, ParsedSummary
-from claude_mem.observer.prompts import read_session_request, read_turn_end
-from claude_mem.observer.provider import REGISTRY, Health, Reply, SessionInfo
+from claude_mem.observer.provider import REGISTRY, Health, ObserverRequest, Reply, SessionInfo
 
 MAX_OBSERVATIONS = 3
 ROUTINE = re.compile(
@@ -61,19 +60,19 @@ class Command:
 
 def _command(event: RenderedEvent) -> Command:
     lines = event.body.splitlines()
-    line = next((l[2:] for l in lines if l.startswith("$ ")), "")
-    description = next((l[2:] for l in lines if l.startswith("# ")), "")
+    line = next((text[2:] for text in lines if text.startswith("$ ")), "")
+    description = next((text[2:] for text in lines if text.startswith("# ")), "")
     ok = event.status not in ("failed", "interrupted")
-    detail = next((l.split(": ", 1)[1] for l in lines if l.startswith(("error: ", "stderr: ")) and ": " in l), "")
+    detail = next((text.split(": ", 1)[1] for text in lines if text.startswith(("error: ", "stderr: ")) and ": " in text), "")
     if not detail:
-        detail = next((l.split(": ", 1)[1] for l in lines if l.startswith(("stdout: ", "output: "))), "")
+        detail = next((text.split(": ", 1)[1] for text in lines if text.startswith(("stdout: ", "output: "))), "")
     return Command(line=line, description=description, ok=ok, detail=detail.strip())
 
 
 def _change(event: RenderedEvent) -> str:
     """A short description of one edit from its diff."""
-    removed = [l[1:] for l in event.body.splitlines() if l.startswith("-")]
-    added = [l[1:] for l in event.body.splitlines() if l.startswith("+")]
+    removed = [text[1:] for text in event.body.splitlines() if text.startswith("-")]
+    added = [text[1:] for text in event.body.splitlines() if text.startswith("+")]
     if event.status == "created":
         return f"created ({len(added)} lines)"
     if len(removed) == 1 and len(added) == 1:
@@ -160,14 +159,14 @@ def observe(events: list[RenderedEvent], turn: Turn) -> list[ParsedObservation]:
                 facts=tuple(_cmd(c.line, 200) for c in useful[:5]),
             ))
     if errors:
-        first = errors[0]
-        detail = next((l[7:] for l in first.body.splitlines() if l.startswith("error: ")), "no error text")
-        where = f" on {first.file}" if first.file else ""
+        failure = errors[0]
+        detail = next((text[7:] for text in failure.body.splitlines() if text.startswith("error: ")), "no error text")
+        where = f" on {failure.file}" if failure.file else ""
         observations.append(ParsedObservation(
-            type="discovery", title=f"{first.tool} failed{where}: {detail[:80]}",
-            narrative=f"The {first.tool} tool failed{where}: {detail[:300]}."
+            type="discovery", title=f"{failure.tool} failed{where}: {detail[:80]}",
+            narrative=f"The {failure.tool} tool failed{where}: {detail[:300]}."
                       + (f" {len(errors) - 1} more tool calls failed." if len(errors) > 1 else ""),
-            files_read=(first.file,) if first.file else (), concepts=("gotcha",),
+            files_read=(failure.file,) if failure.file else (), concepts=("gotcha",),
         ))
     observations = observations[:MAX_OBSERVATIONS]
     turn.titles += [o.title for o in observations]
@@ -233,12 +232,10 @@ class OfflineSession:
     def __init__(self, info: SessionInfo) -> None:
         self.turn = Turn(request=info.user_request.strip()[:300])
 
-    async def send(self, prompt_text: str) -> Reply:
-        if not self.turn.request:
-            self.turn.request = read_session_request(prompt_text)[:300]
-        observations = observe(read_events(prompt_text), self.turn)
+    async def send(self, request: ObserverRequest) -> Reply:
+        observations = [] if request.summary_only else observe(list(request.events), self.turn)
         summary = None
-        turn_end = read_turn_end(prompt_text)
+        turn_end = request.turn_end
         if turn_end is not None:
             if turn_end.request:
                 self.turn.request = " ".join(turn_end.request.split())[:300]
@@ -252,6 +249,7 @@ class OfflineSession:
 
 class OfflineProvider:
     name = "offline"
+    takes_system_prompt = False  # it reads no instructions at all
 
     def __init__(self, settings: Mapping[str, object] | None = None) -> None:
         self.settings = settings or {}

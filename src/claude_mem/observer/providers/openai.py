@@ -11,10 +11,10 @@ from collections.abc import Mapping
 
 import openai
 
-from ..provider import Health, ProviderError, Reply, SessionInfo
+from ..prompts import system_prompt_for
+from ..provider import Health, ObserverRequest, ProviderError, Reply, SessionInfo
 from .errors import bounded_call, from_sdk_exception
 from .history import BoundedHistory
-from .system import system_prompt_for
 
 MAX_REPLY_TOKENS = 4096
 # Local servers accept any key; the SDK refuses to start without one.
@@ -32,7 +32,8 @@ class OpenAISession:
         self.system_prompt = system_prompt_for(info)
         self.history = BoundedHistory(provider.history_turns)
 
-    async def send(self, prompt_text: str) -> Reply:
+    async def send(self, request: ObserverRequest) -> Reply:
+        prompt_text = request.text
         provider = self.provider
         messages = [{"role": "system", "content": self.history.system_text(self.system_prompt)}]
         messages += self.history.messages(prompt_text)
@@ -50,6 +51,7 @@ class OpenAISession:
 
 class OpenAIProvider:
     name = "openai"
+    takes_system_prompt = True
 
     def __init__(self, settings: Mapping[str, object], *, stream: bool = True) -> None:
         self.model = str(settings.get("openai_model") or "llama3.1")

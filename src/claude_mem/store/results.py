@@ -1,9 +1,10 @@
-"""Storing a batch's results exactly once (DESIGN §2).
+"""The observer's results, stored exactly once (DESIGN §2), and what the observer reads about a session.
 
 Observations, the summary, the `observation_sources` links, the session's finalisation and the
-`done` status of the batch's events commit in ONE transaction, and only while the batch's lease is
-still ours. A batch redone after a crash therefore stores its results once, however differently the
-observer words its second answer; the per-session content hash also blocks identical duplicates.
+final status of the batch's events (`done`, or `failed` for an event the observer could not
+answer) commit in ONE transaction, and only while the batch's lease is still ours. A batch redone
+after a crash therefore stores its results once, however differently the observer words its second
+answer; the per-session content hash also blocks identical duplicates.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ import json
 import logging
 import sqlite3
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from claude_mem.observer.parser import ParsedObservation, ParsedReply
-from claude_mem.observer.provider import Reply
-from claude_mem.observer.queue import Batch, iso
-from claude_mem.store import db
+from claude_mem.domain import iso
+from claude_mem.store.models import Batch, ParsedObservation, ParsedSummary
+from claude_mem.store.transaction import transaction
 
-log = logging.getLogger("claude_mem.observer")
+log = logging.getLogger("claude_mem.store")
 
 OBSERVATION_COLUMNS = (
     "id", "session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts",
@@ -30,6 +31,7 @@ SUMMARY_COLUMNS = (
     "id", "session_id", "project", "event_id", "prompt_number", "request", "investigated", "learned",
     "completed", "next_steps", "files_read", "files_edited", "notes", "created_at",
 )
+_JSON_LISTS = ("facts", "concepts", "files_read", "files_modified", "files_edited")
 
 
 @dataclass
@@ -49,9 +51,10 @@ def content_hash(obs: ParsedObservation) -> str:
 def _row(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], row_id: int) -> dict[str, object]:
     values = conn.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE id = ?", (row_id,)).fetchone()
     row = dict(zip(columns, values))
-    for name in ("facts", "concepts", "files_read", "files_modified", "files_edited"):
-        if isinstance(row.get(name), str):
-            row[name] = json.loads(row[name])
+    for name in _JSON_LISTS:
+        value = row.get(name)
+        if isinstance(value, str):
+            row[name] = json.loads(value)
     return row
 
 
@@ -66,14 +69,23 @@ def _prompt_number(batch: Batch) -> int | None:
     return None
 
 
-def store_batch(conn: sqlite3.Connection, batch: Batch, parsed: ParsedReply, reply: Reply,
-                provider: str = "") -> Stored | None:
-    """Commit the batch's results and mark its events done; None if the lease was lost meanwhile."""
+def store_batch(
+    conn: sqlite3.Connection, batch: Batch, observations: Sequence[ParsedObservation],
+    summary: ParsedSummary | None, *, input_tokens: int = 0, output_tokens: int = 0, provider: str = "",
+    failed: Mapping[int, str] | None = None,
+) -> Stored | None:
+    """Commit the batch's results and finish its events; None if the lease was lost meanwhile.
+
+    Events named in `failed` (id -> error) end `failed` with that error instead of `done`.
+    """
+    failed = dict(failed or {})
     stored = Stored()
+    observation_ids: list[int] = []
+    summary_ids: list[int] = []
     now = iso()
     marks = ",".join("?" * len(batch.events))
     prompt_number = _prompt_number(batch)
-    with db.transaction(conn):
+    with transaction(conn):
         ours = conn.execute(
             f"SELECT COUNT(*) FROM pending_events WHERE id IN ({marks}) AND status = 'claimed' AND lease_until = ?",
             [*batch.ids, batch.lease],
@@ -81,7 +93,7 @@ def store_batch(conn: sqlite3.Connection, batch: Batch, parsed: ParsedReply, rep
         if ours != len(batch.events):  # nothing written yet: leaving the block writes nothing
             log.warning("batch %s of session %s lost its lease; results discarded", batch.ids, batch.content_session_id)
             return None
-        for obs in parsed.observations:
+        for obs in observations:
             digest = content_hash(obs)
             cursor = conn.execute(
                 "INSERT OR IGNORE INTO observations (session_id, project, type, title, subtitle, narrative, facts,"
@@ -89,12 +101,11 @@ def store_batch(conn: sqlite3.Connection, batch: Batch, parsed: ParsedReply, rep
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (batch.session_id, batch.project, obs.type, obs.title, obs.subtitle or None, obs.narrative,
                  json.dumps(list(obs.facts)), json.dumps(list(obs.concepts)), json.dumps(list(obs.files_read)),
-                 json.dumps(list(obs.files_modified)), prompt_number, digest, reply.input_tokens,
-                 reply.output_tokens, now),
+                 json.dumps(list(obs.files_modified)), prompt_number, digest, input_tokens, output_tokens, now),
             )
-            if cursor.rowcount:
+            if cursor.rowcount and cursor.lastrowid is not None:
                 observation_id = cursor.lastrowid
-                stored.observations.append({"_id": observation_id})
+                observation_ids.append(observation_id)
             else:
                 observation_id = conn.execute(
                     "SELECT id FROM observations WHERE session_id = ? AND content_hash = ?",
@@ -104,23 +115,23 @@ def store_batch(conn: sqlite3.Connection, batch: Batch, parsed: ParsedReply, rep
                 "INSERT OR IGNORE INTO observation_sources (observation_id, event_id) VALUES (?, ?)",
                 [(observation_id, event_id) for event_id in batch.ids],
             )
-        summarize = next((e for e in batch.events if e.kind == "summarize"), None)
-        if summarize is not None and parsed.summary is not None:
-            s = parsed.summary
+        summarize = batch.first("summarize")
+        if summarize is not None and summary is not None:
+            s = summary
             cursor = conn.execute(
                 "INSERT OR IGNORE INTO summaries (session_id, project, event_id, prompt_number, request,"
                 " investigated, learned, completed, next_steps, files_read, files_edited, notes, input_tokens,"
                 " output_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (batch.session_id, batch.project, summarize.id, prompt_number, s.request, s.investigated,
                  s.learned, s.completed, s.next_steps, json.dumps(list(s.files_read)),
-                 json.dumps(list(s.files_edited)), s.notes, reply.input_tokens, reply.output_tokens, now),
+                 json.dumps(list(s.files_edited)), s.notes, input_tokens, output_tokens, now),
             )
-            if cursor.rowcount:
-                stored.summaries.append({"_id": cursor.lastrowid})
+            if cursor.rowcount and cursor.lastrowid is not None:
+                summary_ids.append(cursor.lastrowid)
                 _title_from_first_summary(conn, batch.session_id)
         if provider:
             conn.execute("UPDATE sessions SET observer_provider = ? WHERE id = ?", (provider, batch.session_id))
-        ended = next((e for e in batch.events if e.kind == "session_end"), None)
+        ended = batch.first("session_end")
         if ended is not None:
             _title_from_first_summary(conn, batch.session_id)
             conn.execute(
@@ -131,13 +142,18 @@ def store_batch(conn: sqlite3.Connection, batch: Batch, parsed: ParsedReply, rep
         else:
             conn.execute("UPDATE sessions SET status = 'active' WHERE id = ? AND status = 'interrupted'",
                          (batch.session_id,))
-        conn.execute(
-            f"UPDATE pending_events SET status = 'done', processed_at = ?, lease_until = NULL, last_error = NULL,"
-            f" next_attempt_at = NULL WHERE id IN ({marks})", [now, *batch.ids],
+        done = [event_id for event_id in batch.ids if event_id not in failed]
+        conn.executemany(
+            "UPDATE pending_events SET status = 'done', processed_at = ?, lease_until = NULL, last_error = NULL,"
+            " next_attempt_at = NULL WHERE id = ?", [(now, event_id) for event_id in done],
         )
-        stored.observations = [_row(conn, "observations", OBSERVATION_COLUMNS, int(o["_id"]))
-                               for o in stored.observations]
-        stored.summaries = [_row(conn, "summaries", SUMMARY_COLUMNS, int(s["_id"])) for s in stored.summaries]
+        conn.executemany(
+            "UPDATE pending_events SET status = 'failed', processed_at = ?, lease_until = NULL, last_error = ?,"
+            " next_attempt_at = NULL WHERE id = ?",
+            [(now, error[:2000], event_id) for event_id, error in failed.items() if event_id in batch.ids],
+        )
+        stored.observations = [_row(conn, "observations", OBSERVATION_COLUMNS, i) for i in observation_ids]
+        stored.summaries = [_row(conn, "summaries", SUMMARY_COLUMNS, i) for i in summary_ids]
     return stored
 
 
@@ -152,12 +168,15 @@ def _title_from_first_summary(conn: sqlite3.Connection, session_id: int) -> None
 def mark_idle_sessions(conn: sqlite3.Connection, idle_hours: float, now: float | None = None) -> list[str]:
     """Active sessions silent for `idle_hours` become `interrupted`; returns their content ids."""
     cutoff = iso((time.time() if now is None else now) - idle_hours * 3600)
-    with db.transaction(conn):
+    with transaction(conn):
         ids = [row[0] for row in conn.execute(
             "SELECT content_session_id FROM sessions WHERE status = 'active' AND last_activity_at < ?", (cutoff,))]
         conn.execute("UPDATE sessions SET status = 'interrupted' WHERE status = 'active' AND last_activity_at < ?",
                      (cutoff,))
     return ids
+
+
+# -- what the observer reads about a session -----------------------------------------------------------
 
 
 def recap(conn: sqlite3.Connection, session_id: int, limit_chars: int = 3000) -> str:
@@ -172,3 +191,25 @@ def recap(conn: sqlite3.Connection, session_id: int, limit_chars: int = 3000) ->
         lines.append(f"Latest turn summary: asked {latest[0]!r}; completed: {latest[1]}")
     text = "\n".join(lines)
     return text[-limit_chars:]
+
+
+def first_request(conn: sqlite3.Connection, session_id: int) -> str | None:
+    """The session's first public prompt; None when none is stored."""
+    row = conn.execute("SELECT text FROM prompts WHERE session_id = ? AND private = 0 ORDER BY prompt_number"
+                       " LIMIT 1", (session_id,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def started_at(conn: sqlite3.Connection, session_id: int) -> str:
+    """When the session started ('' when unknown)."""
+    row = conn.execute("SELECT started_at FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return str(row[0] or "") if row else ""
+
+
+def turn_request(conn: sqlite3.Connection, session_id: int, prompt_number: int | None, limit: int = 2000) -> str:
+    """The public prompt of turn `prompt_number` (the latest one when None); '' when none."""
+    row = conn.execute(
+        "SELECT text FROM prompts WHERE session_id = ? AND private = 0 AND (prompt_number = ? OR ? IS NULL)"
+        " ORDER BY prompt_number DESC LIMIT 1", (session_id, prompt_number, prompt_number),
+    ).fetchone()
+    return str(row[0])[:limit] if row else ""

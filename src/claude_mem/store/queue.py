@@ -4,44 +4,26 @@ Order is per session: a batch always starts at a session's oldest unfinished eve
 with a claimed batch or a head event in backoff is skipped, so events of one session are observed
 in order while other sessions proceed. Attempts are counted when a batch is claimed, so a worker
 that dies mid-batch still uses up an attempt once its lease expires.
+
+Also the queue's read side: counts by status, rows for display, the next retry and recent failures.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
+from typing import Any
 
-from claude_mem.observer.events import PendingEvent
-from claude_mem.store import db
+from claude_mem.domain import EVENT_STATUSES, iso
+from claude_mem.store.models import Batch, PendingEvent
+from claude_mem.store.transaction import transaction
 
 ENDS_BATCH = ("summarize", "session_end")
 
 
-def iso(ts: float | None = None) -> str:
-    """ISO-8601 UTC with milliseconds, the format of every timestamp in the store."""
-    ts = time.time() if ts is None else ts
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
-
-
-@dataclass(frozen=True)
-class Batch:
-    """Events of one session claimed together for one observer turn."""
-
-    session_id: int
-    content_session_id: str
-    project: str
-    cwd: str
-    events: tuple[PendingEvent, ...]
-    lease: str  # the lease_until written at claim time: proof the batch is still ours
-
-    @property
-    def ids(self) -> list[int]:
-        return [event.id for event in self.events]
-
-
-def _event(row: sqlite3.Row | tuple) -> PendingEvent:
+def _event(row: tuple[Any, ...]) -> PendingEvent:
     event_id, session_id, kind, prompt_number, payload, attempts, created_at = row
     try:
         decoded = json.loads(payload)
@@ -49,7 +31,7 @@ def _event(row: sqlite3.Row | tuple) -> PendingEvent:
         decoded = {"unreadable_payload": str(payload)[:2000]}
     return PendingEvent(id=event_id, session_id=session_id, kind=kind, prompt_number=prompt_number,
                         payload=decoded if isinstance(decoded, dict) else {"value": decoded},
-                        attempts=attempts, created_at=created_at)
+                        attempts=attempts, created_at=created_at or "")
 
 
 def expire_leases(conn: sqlite3.Connection, max_attempts: int, now: float) -> int:
@@ -74,7 +56,7 @@ def claim_batch(
     """Claim the next eligible session's batch, or None when nothing is due."""
     now = time.time() if now is None else now
     stamp = iso(now)
-    with db.transaction(conn):
+    with transaction(conn):
         expire_leases(conn, max_attempts, now)
         head = conn.execute(
             "SELECT e.session_id FROM pending_events e WHERE e.status = 'pending'"
@@ -110,9 +92,9 @@ def claim_batch(
             "UPDATE pending_events SET status = 'claimed', lease_until = ?, attempts = attempts + 1 WHERE id = ?",
             [(lease, event.id) for event in events],
         )
-    events = [PendingEvent(**{**e.__dict__, "attempts": e.attempts + 1}) for e in events]
+    claimed = tuple(dataclasses.replace(event, attempts=event.attempts + 1) for event in events)
     return Batch(session_id=session[0], content_session_id=session[1], project=session[2], cwd=session[3],
-                 events=tuple(events), lease=lease)
+                 events=claimed, lease=lease)
 
 
 def _ours(batch: Batch) -> tuple[str, list[object]]:
@@ -132,7 +114,7 @@ def fail_batch(
     now = time.time() if now is None else now
     where, params = _ours(batch)
     error = error[:2000]
-    with db.transaction(conn):
+    with transaction(conn):
         failed = 0
         if burn:
             failed = conn.execute(
@@ -154,8 +136,8 @@ def fail_batch(
 def release_batch(conn: sqlite3.Connection, batch: Batch) -> int:
     """Give an unfinished batch back untouched (shutdown): pending again, attempt not counted."""
     where, params = _ours(batch)
-    with db.transaction(conn):
-        count = conn.execute(
+    with transaction(conn):
+        count: int = conn.execute(
             f"UPDATE pending_events SET status = 'pending', lease_until = NULL,"
             f" attempts = MAX(0, attempts - 1) WHERE {where}", params,
         ).rowcount
@@ -164,8 +146,8 @@ def release_batch(conn: sqlite3.Connection, batch: Batch) -> int:
 
 def release_stale_claims(conn: sqlite3.Connection) -> int:
     """At worker start (single instance): every claim left is from a dead worker; requeue it now."""
-    with db.transaction(conn):
-        count = conn.execute(
+    with transaction(conn):
+        count: int = conn.execute(
             "UPDATE pending_events SET status = 'pending', lease_until = NULL WHERE status = 'claimed'"
         ).rowcount
     return count
@@ -173,16 +155,27 @@ def release_stale_claims(conn: sqlite3.Connection) -> int:
 
 def retry(conn: sqlite3.Connection, ids: list[int] | None = None) -> int:
     """Requeue failed events (all, or those in `ids`; a pending one in backoff becomes due now)."""
-    with db.transaction(conn):
+    with transaction(conn):
         sql = ("UPDATE pending_events SET status = 'pending', attempts = 0, next_attempt_at = NULL,"
                " lease_until = NULL, processed_at = NULL WHERE ")
         if ids is None:
-            count = conn.execute(sql + "status = 'failed'").rowcount
+            count: int = conn.execute(sql + "status = 'failed'").rowcount
         else:
             count = 0
             for event_id in ids:
                 count += conn.execute(sql + "id = ? AND status IN ('failed', 'pending')", (event_id,)).rowcount
     return count
+
+
+# -- the read side ----------------------------------------------------------------------------------
+
+
+def queue_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Events per status (every status present, zero when none)."""
+    counts = dict.fromkeys(EVENT_STATUSES, 0)
+    for status, count in conn.execute("SELECT status, COUNT(*) FROM pending_events GROUP BY status"):
+        counts[status] = count
+    return counts
 
 
 def list_events(
@@ -205,3 +198,21 @@ def list_events(
     names = ("id", "session", "project", "kind", "prompt_number", "status", "attempts", "last_error",
              "next_attempt_at", "lease_until", "created_at", "processed_at", "tool")
     return [dict(zip(names, row)) for row in conn.execute(sql, params)]
+
+
+def next_retry_at(conn: sqlite3.Connection) -> str | None:
+    """When the earliest event in backoff becomes due; None when none waits."""
+    row = conn.execute(
+        "SELECT MIN(next_attempt_at) FROM pending_events WHERE status = 'pending' AND next_attempt_at IS NOT NULL"
+    ).fetchone()
+    return row[0] if row else None
+
+
+def recent_failures(conn: sqlite3.Connection, limit: int = 3) -> list[dict[str, object]]:
+    """The most recently failed events: id, kind, attempts and last error."""
+    return [
+        {"id": row[0], "kind": row[1], "attempts": row[2], "last_error": row[3]}
+        for row in conn.execute(
+            "SELECT id, kind, attempts, last_error FROM pending_events WHERE status = 'failed'"
+            " ORDER BY processed_at DESC, id DESC LIMIT ?", (limit,))
+    ]
