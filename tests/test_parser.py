@@ -2,7 +2,8 @@
 
 import os
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from claude_mem.observer.contract import reply_xml
 from claude_mem.observer.parser import ParsedObservation, normalise_type, parse

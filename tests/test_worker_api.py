@@ -3,7 +3,9 @@
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hypothesis_settings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from claude_mem.store import db

@@ -7,6 +7,7 @@ import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from claude_mem import __version__
 from claude_mem.store import db
@@ -17,7 +18,7 @@ from claude_mem.worker.bus import EventBus
 class WorkerContext:
     """One per worker process; created before the services start, read by every route."""
 
-    settings: dict[str, object]
+    settings: dict[str, Any]
     data_dir: str
     bus: EventBus = field(default_factory=EventBus)
     version: str = __version__
