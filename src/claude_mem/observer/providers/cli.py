@@ -7,12 +7,12 @@ about 0.3 s, bounded by a hard timeout and cached for a minute.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import time
+
+from claude_mem.runtime.observer_choice import bundled_cli, resolve_cli
 
 AUTH_STATUS_TIMEOUT = 15.0
 CACHE_SECONDS = 60.0
@@ -31,27 +31,10 @@ INHERITED_SESSION_VARIABLES = (
     "CLAUDE_PROJECT_DIR",
 )
 
+# Finding the CLI is defined once, beside the `auto` rule that needs it on the hook path.
+__all__ = ["GUARD_VARIABLE", "auth_status", "bundled_cli", "child_env", "resolve_cli"]
+
 _cache: dict[tuple[str, ...], tuple[float, bool, str]] = {}
-
-
-def bundled_cli() -> str | None:
-    """The CLI shipped inside the `claude-agent-sdk` wheel, if installed."""
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        candidate = os.path.join(folder, "_bundled", "claude")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
-def resolve_cli(cli_path: str = "") -> str | None:
-    """The CLI the `claude` observer would run: `cli_path`, else the bundled one, else `claude` on PATH."""
-    if cli_path:
-        path = os.path.expanduser(cli_path)
-        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-    return bundled_cli() or shutil.which("claude")
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
