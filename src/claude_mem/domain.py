@@ -5,7 +5,6 @@ Stdlib only and import-light (no typing, dataclasses or datetime at import): the
 """
 
 import time
-from datetime import UTC
 
 # -- timestamps -----------------------------------------------------------------------------------
 # Every timestamp in the store is UTC with milliseconds: 2026-11-20T14:30:05.123Z (it sorts as text).
@@ -38,13 +37,13 @@ def parse_time(text: str, end_of_day: bool = False, now: "object | None" = None)
     includes that whole day. `now` (a datetime) is for tests. RecallError when it does not parse.
     """
     import re
-    from datetime import datetime, timedelta
+    from datetime import datetime, timedelta, timezone
 
     raw = (text or "").strip()
     relative = re.match(r"^(\d+)\s*([mhdw])$", raw, re.IGNORECASE)
     if relative:
         unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[relative.group(2).lower()]
-        base = now if isinstance(now, datetime) else datetime.now(UTC)
+        base = now if isinstance(now, datetime) else datetime.now(timezone.utc)
         return iso_from(base - timedelta(**{unit: int(relative.group(1))}))
     try:
         moment = datetime.fromisoformat(raw.replace("Z", "+00:00") if raw.endswith("Z") else raw)

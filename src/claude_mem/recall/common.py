@@ -5,7 +5,7 @@ import sqlite3
 
 from claude_mem import project as projects
 from claude_mem.domain import RecallError, UnknownRecord, parse_ref, parse_time
-from claude_mem.store.memory import known_projects
+from claude_mem.store.context import known_projects
 
 __all__ = ["RecallError", "UnknownRecord", "display_map", "known_projects", "parse_ref", "parse_time",
            "resolve_project"]

@@ -17,7 +17,7 @@ from claude_mem.domain import utc_now
 from claude_mem.recall.sanitize import clean, estimate_tokens
 from claude_mem.runtime import discovery, observer_choice
 from claude_mem.store import context as store
-from claude_mem.store.memory import known_projects
+from claude_mem.store.context import known_projects
 
 MCP_PREFIX = "mcp__plugin_claude-mem_claude-mem__"
 SEARCH_TOOL = MCP_PREFIX + "search"

@@ -3,8 +3,6 @@
 Stdlib only and import-light: the session-start and user-prompt hooks use it on every call.
 """
 
-import errno
-import fcntl
 import json
 import os
 
@@ -69,6 +67,9 @@ def pid_alive(pid: object) -> bool:
 
 def try_lock(data_dir: str) -> int | None:
     """Take the exclusive worker lock without waiting: an open fd holding it, or None when held elsewhere."""
+    import errno
+    import fcntl  # only to take the lock: the hooks read worker.json far more often
+
     os.makedirs(data_dir, mode=0o700, exist_ok=True)
     fd = os.open(lock_path(data_dir), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:

@@ -3,12 +3,11 @@
 `observer.providers.auto.choose` runs it with a login probe (`claude auth status`) for the worker
 and `status`; the session-start context runs it without one when no worker is running, so it is
 stdlib only and import-light (no typing, subprocess or shutil): finding the CLI is a PATH walk and
-a package-spec lookup that imports nothing.
+a walk of `sys.path`.
 """
 
-from __future__ import annotations
-
 import os
+import sys
 
 from claude_mem.domain import PROVIDERS
 
@@ -33,21 +32,20 @@ def normalise(name: object) -> str:
     return wanted
 
 
-def bundled_cli() -> str | None:
-    """The Claude Code CLI shipped inside the `claude-agent-sdk` wheel, if installed (not imported)."""
-    import importlib.util
+def bundled_cli() -> "str | None":
+    """The Claude Code CLI shipped inside the `claude-agent-sdk` wheel, if installed (not imported).
 
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for folder in spec.submodule_search_locations:
-        candidate = os.path.join(folder, "_bundled", "claude")
+    A walk of `sys.path`, not `importlib.util.find_spec`: the session-start hook calls this, and
+    importing importlib.util (with contextlib and warnings) would cost it about a millisecond.
+    """
+    for folder in sys.path:
+        candidate = os.path.join(folder or os.curdir, "claude_agent_sdk", "_bundled", "claude")
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
 
 
-def _on_path(program: str) -> str | None:
+def _on_path(program: str) -> "str | None":
     for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
         candidate = os.path.join(folder or os.curdir, program)
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
@@ -55,7 +53,7 @@ def _on_path(program: str) -> str | None:
     return None
 
 
-def resolve_cli(cli_path: str = "") -> str | None:
+def resolve_cli(cli_path: str = "") -> "str | None":
     """The CLI the `claude` observer would run: `cli_path`, else the bundled one, else `claude` on PATH."""
     if cli_path:
         path = os.path.expanduser(cli_path)
@@ -63,7 +61,7 @@ def resolve_cli(cli_path: str = "") -> str | None:
     return bundled_cli() or _on_path("claude")
 
 
-def anthropic_key_source(settings: Mapping[str, object]) -> str:
+def anthropic_key_source(settings: "Mapping[str, object]") -> str:
     """Where an Anthropic credential comes from, or "" when there is none."""
     if settings.get("anthropic_api_key"):
         return "anthropic_api_key"
@@ -73,7 +71,7 @@ def anthropic_key_source(settings: Mapping[str, object]) -> str:
     return ""
 
 
-def choose(settings: Mapping[str, object], login: Login | None = None) -> tuple[str, str]:
+def choose(settings: "Mapping[str, object]", login: "Login | None" = None) -> "tuple[str, str]":
     """(provider name, one-line reason) for the `provider` setting, with `auto` resolved.
 
     `auto` is `claude` when the CLI is found and `login(cli)` says it is logged in (without `login`,

@@ -9,7 +9,7 @@ import json
 import os
 import sqlite3
 
-from claude_mem.capture import diagnostics, spool
+from claude_mem.capture import diagnostics
 from claude_mem.store import db
 
 _UPSERT_SESSION = """
@@ -100,6 +100,8 @@ def ingest_spool(conn: sqlite3.Connection, data_dir: str) -> int:
     Each file commits in one transaction, each record in a savepoint of it: a record that cannot
     be stored is left out, its file kept in `quarantine/` with a log line, and the rest go in.
     """
+    from claude_mem.capture import spool  # the worker's job: the hooks that import this module never ingest
+
     added = 0
     for path in spool.pending_files(data_dir):
         claimed = spool.claim(path)

@@ -83,3 +83,11 @@ def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limi
         " ORDER BY bm25(observations_fts, 8.0, 4.0, 1.0, 1.0, 2.0) LIMIT ?",
         (expression, project, limit),
     ).fetchall()
+
+
+def known_projects(conn: sqlite3.Connection) -> list[str]:
+    """Every project key with something stored (a session, an observation or a summary), sorted."""
+    return [row[0] for row in conn.execute(
+        "SELECT project FROM sessions UNION SELECT project FROM observations UNION SELECT project FROM summaries"
+        " ORDER BY 1"
+    )]

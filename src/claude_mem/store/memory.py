@@ -43,14 +43,6 @@ def _dicts(cursor: sqlite3.Cursor) -> list[dict]:
 # -- projects ---------------------------------------------------------------------------------------
 
 
-def known_projects(conn: sqlite3.Connection) -> list[str]:
-    """Every project key with something stored (a session, an observation or a summary), sorted."""
-    return [row[0] for row in conn.execute(
-        "SELECT project FROM sessions UNION SELECT project FROM observations UNION SELECT project FROM summaries"
-        " ORDER BY 1"
-    )]
-
-
 def project_counts(conn: sqlite3.Connection) -> dict[str, dict]:
     """Per project key: sessions, observations, summaries, public prompts and the latest activity."""
     counts: dict[str, dict] = {}
