@@ -1,11 +1,16 @@
 """Observer input tokens per tool event: batched turns versus one event per call.
 
-Runs the real `anthropic` provider (bounded history) against the loopback fake Messages API, whose
-usage figure is a deterministic estimate (characters / 4) of everything the request carried
-(system prompt included). The conversation is opened and each turn's prompt built as the pipeline
-does it (`Conversations`, `prompts.turn_request`). Two sessions: the recorded `session-edit` one
-(4 tool events) and a synthetic 200-event one. The baseline is one event per call, measured in the
-same run; `ratio` < 1 means batching is cheaper.
+The conversation is opened and each turn's request built as the pipeline does it (`Conversations`,
+`prompts.turn_request`), and measured two ways, both with the same deterministic estimate
+(characters / 4, `tests.fakes.replies.estimate_tokens`):
+
+- `conversation`: what the observer conversation is sent — its system prompt once, plus every user
+  turn. This is what a stateful provider (`claude`, one CLI child per conversation) sends.
+- `anthropic_wire`: the real `anthropic` provider against the loopback fake Messages API; a
+  stateless API is re-sent the system prompt and the recent history (bounded) on every call.
+
+Two sessions: the recorded `session-edit` one (4 tool events) and a synthetic 200-event one. The
+baseline is one event per call, measured in the same run; `ratio` < 1 means batching is cheaper.
 """
 
 from __future__ import annotations
@@ -14,18 +19,19 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from tests.fakes.anthropic_api import FakeAnthropic  # noqa: E402
+from tests.fakes.replies import estimate_tokens  # noqa: E402
 
 from claude_mem import settings as settings_module  # noqa: E402
 from claude_mem.observer.conversations import Conversations  # noqa: E402
-from claude_mem.observer.prompts import turn_request  # noqa: E402
-from claude_mem.observer.provider import SessionInfo  # noqa: E402
+from claude_mem.observer.prompts import system_prompt_for, turn_request  # noqa: E402
+from claude_mem.observer.provider import Health, ObserverRequest, Provider, Reply, SessionInfo  # noqa: E402
 from claude_mem.observer.providers.anthropic import AnthropicProvider  # noqa: E402
 from claude_mem.store.models import PendingEvent  # noqa: E402
 
@@ -61,10 +67,37 @@ def synthetic(count: int) -> list[PendingEvent]:
     return events
 
 
-async def measure(events: Sequence[PendingEvent], per_call: int, url: str) -> dict[str, float]:
-    values = dict(settings_module.DEFAULTS, anthropic_api_key="sk-bench", anthropic_base_url=url,
-                  observer_timeout_seconds=30)
-    provider = AnthropicProvider(values)
+class Recording:
+    """A stateful provider that counts what its conversations are sent: the system prompt once, then
+    every user turn (the `claude` provider's wire, without a model)."""
+
+    name = "recording"
+    takes_system_prompt = True
+
+    def __init__(self) -> None:
+        self.input_tokens = 0
+
+    async def open(self, session_info: SessionInfo) -> Recording:
+        self.input_tokens += estimate_tokens(system_prompt_for(session_info))
+        return self
+
+    async def send(self, request: ObserverRequest) -> Reply:
+        tokens = estimate_tokens(request.text)
+        self.input_tokens += tokens
+        return Reply("<skip/>", tokens, 1)
+
+    async def close(self) -> None:
+        return None
+
+    async def health(self) -> Health:
+        return Health(ok=True)
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def converse(provider: Provider, events: Sequence[PendingEvent], per_call: int) -> dict[str, float]:
+    """Sends `events`, `per_call` at a time, in one conversation opened as the pipeline opens it."""
     conversations = Conversations(provider, 1)
     conversation = await conversations.get(INFO)
     total_in = total_out = calls = 0
@@ -77,24 +110,40 @@ async def measure(events: Sequence[PendingEvent], per_call: int, url: str) -> di
         calls += 1
     await conversations.close_all()
     await provider.aclose()
+    if isinstance(provider, Recording):
+        total_in = provider.input_tokens  # the system prompt included
     return {"calls": calls, "input_tokens": total_in, "output_tokens": total_out,
             "input_tokens_per_event": round(total_in / len(events), 1)}
 
 
+def compare(measure: Callable[[Sequence[PendingEvent], int], dict[str, float]], events: Sequence[PendingEvent],
+            batch: int) -> dict[str, object]:
+    one, batched = measure(events, 1), measure(events, batch)
+    return {"one_event_per_call": one, "batched": batched,
+            "ratio": round(batched["input_tokens_per_event"] / one["input_tokens_per_event"], 3)}
+
+
 def main(argv: list[str]) -> dict[str, object]:
-    batch = int(settings_module.DEFAULTS["batch_max_events"])  # type: ignore[call-overload]
-    report: dict[str, object] = {"method": "anthropic provider vs fake Messages API; tokens = request chars / 4",
-                                 "batch_max_events": batch}
+    batch = int(settings_module.DEFAULTS["batch_max_events"])
+    report: dict[str, object] = {
+        "method": "tokens = chars / 4; conversation: system prompt once + every user turn; "
+                  "anthropic_wire: every request to the fake Messages API",
+        "batch_max_events": batch,
+    }
+
+    def conversation(events: Sequence[PendingEvent], per_call: int) -> dict[str, float]:
+        return asyncio.run(converse(Recording(), events, per_call))
+
     with FakeAnthropic() as fake:
+        values = dict(settings_module.DEFAULTS, anthropic_api_key="sk-bench", anthropic_base_url=fake.url,
+                      observer_timeout_seconds=30)
+
+        def anthropic_wire(events: Sequence[PendingEvent], per_call: int) -> dict[str, float]:
+            return asyncio.run(converse(AnthropicProvider(values), events, per_call))
+
         for name, events in (("session-edit", session_edit()), ("synthetic-200", synthetic(200))):
-            one = asyncio.run(measure(events, 1, fake.url))
-            batched = asyncio.run(measure(events, batch, fake.url))
-            report[name] = {
-                "events": len(events),
-                "one_event_per_call": one,
-                "batched": batched,
-                "ratio": round(batched["input_tokens_per_event"] / one["input_tokens_per_event"], 3),
-            }
+            report[name] = {"events": len(events), "conversation": compare(conversation, events, batch),
+                            "anthropic_wire": compare(anthropic_wire, events, batch)}
     return report
 
 

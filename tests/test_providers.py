@@ -1,10 +1,12 @@
-"""The `anthropic` and `openai` observers against loopback fakes of their real wire protocols."""
+"""The `anthropic` and `openai` observers against loopback fakes of their real wire protocols; what a
+first turn sends; and the `offline` and `fake` observers answering from a request's data."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from tests.fakes.anthropic_api import FakeAnthropic
@@ -12,16 +14,26 @@ from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.server import Fault
 
 from claude_mem import settings as settings_module
+from claude_mem.observer import prompts
+from claude_mem.observer.conversations import Conversations
+from claude_mem.observer.events import RenderedEvent, rendered_event
+from claude_mem.observer.parser import parse
+from claude_mem.observer.prompts import turn_request
 from claude_mem.observer.provider import (
+    PROMPT_HEADER,
     AuthError,
     ObserverRequest,
     ProviderError,
     QuotaExhausted,
     RateLimited,
     SessionInfo,
+    TurnEnd,
 )
 from claude_mem.observer.providers.anthropic import AnthropicProvider
+from claude_mem.observer.providers.fake import FakeProvider
+from claude_mem.observer.providers.offline import OfflineProvider
 from claude_mem.observer.providers.openai import OpenAIProvider
+from claude_mem.store.models import PendingEvent
 
 KEY = "sk-test-observer-key"
 INFO = SessionInfo("content-1", "/home/dev/proj", user_request="edit hello.txt")
@@ -240,7 +252,85 @@ def test_200_event_session_keeps_request_size_bounded(kind, fake_anthropic, fake
 def test_token_bench_reports_batching_cheaper_per_event() -> None:
     from bench.bench_observer_tokens import main
 
-    report = main([])
+    report: Any = main([])
     for name in ("session-edit", "synthetic-200"):
-        assert report[name]["batched"]["calls"] < report[name]["one_event_per_call"]["calls"]
-        assert 0 < report[name]["ratio"] < 1
+        for measure in ("conversation", "anthropic_wire"):
+            figures = report[name][measure]
+            assert figures["batched"]["calls"] < figures["one_event_per_call"]["calls"]
+            assert 0 < figures["ratio"] < 1
+        # a stateless API is re-sent the system prompt and the history; a conversation is not
+        assert (report[name]["conversation"]["batched"]["input_tokens"]
+                < report[name]["anthropic_wire"]["batched"]["input_tokens"])
+
+
+def test_a_first_turn_sends_the_standing_instructions_once(backend) -> None:
+    """System prompt and first user turn together carry the role, the rules and the contract once."""
+    kind, stream, fake = backend
+
+    async def go():  # type: ignore[no-untyped-def]
+        provider = make(kind, fake.url, stream)
+        conversations = Conversations(provider, 1)
+        conversation = await conversations.get(INFO)
+        events = [PendingEvent(1, 1, "tool", 1, {"tool_name": "Bash", "tool_input": {"command": "make test"},
+                                                 "tool_response": {"stdout": "ok"}})]
+        await conversation.session.send(turn_request(events, root=INFO.project, opening=conversation.opening))
+        await conversations.close_all()
+        await provider.aclose()
+
+    run(go())
+    [post] = fake.posts()
+    body = post.body
+    sent = [body.get("system") or ""] + [m["content"] for m in body["messages"]]
+    everything = "\n".join(str(part) for part in sent)
+    for text in (prompts.ROLE, prompts.WHAT_TO_RECORD, prompts.CONTRACT, "Project: /home/dev/proj"):
+        assert everything.count(text) == 1, text
+    user = [m["content"] for m in body["messages"] if m["role"] == "user"]
+    assert len(user) == 1 and user[0].startswith(PROMPT_HEADER + "\n\nNew events")
+    assert "make test" in user[0] and prompts.CONTRACT not in user[0]
+
+
+# -- offline and fake: from the request's data, never its text ---------------------------------------
+
+
+def test_a_rendered_event_holds_what_its_text_shows() -> None:
+    failing = rendered_event(PendingEvent(3, 1, "tool_failure", 1, {
+        "tool_name": "Bash", "tool_input": {"command": "pytest -q\n  --lf", "description": "rerun failures"},
+        "tool_response": {"stdout": "\n1 failed\nmore", "stderr": "E  assert 1 == 2"}, "error": "Exit code 1"}))
+    assert (failing.command, failing.description, failing.status) == ("pytest -q\n  --lf", "rerun failures", "failed")
+    assert (failing.error_line, failing.output_line) == ("E  assert 1 == 2", "1 failed")
+    assert "$ pytest -q" in failing.text and 'status="failed"' in failing.text
+    created = rendered_event(PendingEvent(4, 1, "tool", 1, {
+        "tool_name": "Write", "tool_input": {"file_path": "/p/big.py", "content": "\n".join(f"x{n}" for n in range(900))},
+        "tool_response": {"type": "create"}}), "/p")
+    assert created.file == "big.py" and created.status == "created"
+    assert created.added and len(created.added) == created.text.count("\n+")  # the lines it shows, not all 900
+    edited = rendered_event(PendingEvent(5, 1, "tool", 1, {
+        "tool_name": "Edit", "tool_input": {"file_path": "/p/a.py", "old_string": "a = 1", "new_string": "a = 2"}}), "/p")
+    assert (edited.removed, edited.added) == (("a = 1",), ("a = 2",))
+
+
+def test_offline_and_fake_answer_from_the_events_data_not_any_text() -> None:
+    """Events whose body text is empty and a request text that names nothing: the data is enough."""
+    events = (
+        RenderedEvent(id=1, kind="tool", tool="Edit", file="src/a.py", status="edited", removed=("a = 1",),
+                      added=("a = 2",)),
+        RenderedEvent(id=2, kind="tool_failure", tool="Bash", status="failed", command="make check",
+                      error_line="missing header foo.h"),
+    )
+    request = ObserverRequest(PROMPT_HEADER, events=events, turn_end=TurnEnd("fix the build", "Done."))
+    info = SessionInfo("content-x", "/p")
+
+    async def ask(provider: OfflineProvider | FakeProvider) -> str:
+        session = await provider.open(info)
+        return (await session.send(request)).text
+
+    offline = parse(run(ask(OfflineProvider())))
+    titles = " | ".join(o.title for o in offline.observations)
+    assert "Edited src/a.py: “a = 1” → “a = 2”" in titles and "missing header foo.h" in titles
+    assert offline.summary is not None and offline.summary.request == "fix the build"
+    assert offline.summary.files_edited == ("src/a.py",) and "Done." in offline.summary.notes
+    fake = parse(run(ask(FakeProvider(script={}))))
+    [observation] = fake.observations
+    assert "src/a.py" in observation.title and "`make check`" in observation.title
+    assert "ids 1, 2" in observation.narrative
+    assert fake.summary is not None and fake.summary.request == "fix the build"

@@ -130,7 +130,7 @@ class FakeAnthropic(FakeServer):
     def stream(self, handler: Handler, message_id: str, model: str, blocks: list[dict[str, Any]], stop: str,
                usage: dict[str, int], *, truncate: bool) -> None:
         handler.start_sse()
-        start = {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
+        start: dict[str, Any] = {"id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
                  "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1}}
         handler.send_sse({"type": "message_start", "message": start}, "message_start")
         handler.send_sse({"type": "ping"}, "ping")

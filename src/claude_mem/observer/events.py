@@ -2,15 +2,17 @@
 
 The rendering is what an observer LLM reads, so it is short: edits become diffs, commands become
 `$ command` with their outcome, reads become a path. Each event is rendered once into a
-`RenderedEvent` record; the prompt shows its `<event …>` text, and the `offline` and `fake`
-providers answer from the same records (DESIGN §5), so they see exactly what an LLM is sent.
+`RenderedEvent` record: the prompt shows its `<event …>` text, and its fields hold the same shown
+content as data (the command, the first line of its error or output, the diff's lines), which the
+`offline` and `fake` providers answer from (DESIGN §5) — they see what an LLM is sent, and nothing
+parses the text back.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from claude_mem.store.models import PendingEvent
@@ -24,15 +26,27 @@ EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 
 @dataclass(frozen=True)
 class RenderedEvent:
-    """One event as the observer is shown it: attributes and a short body."""
+    """One event as the observer is shown it: attributes, a short body, and what the body shows as data."""
 
     id: int
     kind: str
     tool: str = ""
     file: str = ""
     status: str = ""
+    reason: str = ""  # session_end
     body: str = ""
-    attrs: dict[str, str] = field(default_factory=dict)
+    command: str = ""  # Bash: the command
+    description: str = ""  # Bash: what the command is for
+    error_line: str = ""  # first line of stderr or of the error, as shown
+    output_line: str = ""  # first line of stdout or of the output, as shown
+    added: tuple[str, ...] = ()  # edits: the `+` lines of the shown diff, without the `+`
+    removed: tuple[str, ...] = ()  # edits: the `-` lines of the shown diff, without the `-`
+
+    @property
+    def attrs(self) -> dict[str, str]:
+        """The `<event>` tag's attributes (empty ones are left out of the text)."""
+        return {"id": str(self.id), "kind": self.kind, "reason": self.reason, "tool": self.tool,
+                "file": self.file, "status": self.status}
 
     @property
     def text(self) -> str:
@@ -74,92 +88,113 @@ def _escape_body(text: str) -> str:
     return re.sub(r"</?event\b", lambda m: m.group(0).replace("<", "‹"), text)
 
 
-def _edit_body(tool: str, tool_input: dict[str, Any], response: Any) -> tuple[str, str]:
-    """(status, diff-ish body) for an edit tool."""
+def _first_line(texts: list[str]) -> str:
+    return texts[0].splitlines()[0] if texts and texts[0] else ""
+
+
+def _diff(event: RenderedEvent, status: str, lines: list[str]) -> RenderedEvent:
+    """`event` showing the diff `lines` (shortened); `added`/`removed` are the lines it shows."""
+    body = _short("\n".join(lines), FIELD_CHARS)
+    shown = body.splitlines()
+    return replace(event, status=status, body=body,
+                   added=tuple(line[1:] for line in shown if line.startswith("+")),
+                   removed=tuple(line[1:] for line in shown if line.startswith("-")))
+
+
+def _edit(event: RenderedEvent, tool_input: dict[str, Any], response: Any) -> RenderedEvent:
+    """An edit tool's event, shown as a diff."""
     patch = response.get("structuredPatch") if isinstance(response, dict) else None
     lines: list[str] = []
     if isinstance(patch, list):
         for hunk in patch:
             if isinstance(hunk, dict) and isinstance(hunk.get("lines"), list):
                 lines.extend(str(line) for line in hunk["lines"])
-    if tool == "Write":
+    if event.tool == "Write":
         created = isinstance(response, dict) and response.get("type") == "create"
         if created or not lines:
             content = _text(tool_input.get("content"))
-            body = "\n".join("+" + line for line in content.splitlines())
-            return ("created" if created else "written"), _short(body, FIELD_CHARS)
-        return "updated", _short("\n".join(lines), FIELD_CHARS)
+            return _diff(event, "created" if created else "written", ["+" + line for line in content.splitlines()])
+        return _diff(event, "updated", lines)
     if not lines:
-        edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
+        edits = tool_input.get("edits") if event.tool == "MultiEdit" else [tool_input]
         for edit in edits if isinstance(edits, list) else []:
             if isinstance(edit, dict):
                 lines += ["-" + s for s in _text(edit.get("old_string")).splitlines()]
                 lines += ["+" + s for s in _text(edit.get("new_string")).splitlines()]
-    return "edited", _short("\n".join(lines), FIELD_CHARS)
+    return _diff(event, "edited", lines)
 
 
-def _bash_body(tool_input: dict[str, Any], response: Any, error: str | None) -> tuple[str, str]:
-    parts = [f"$ {_text(tool_input.get('command')).strip()}"]
-    if tool_input.get("description"):
-        parts.append(f"# {_text(tool_input['description']).strip()}")
+def _bash(event: RenderedEvent, tool_input: dict[str, Any], response: Any, error: str | None) -> RenderedEvent:
+    """A Bash event: `$ command`, its description, and its outcome."""
+    command = _text(tool_input.get("command")).strip()
+    description = _text(tool_input.get("description")).strip()
+    parts = [f"$ {command}"] + ([f"# {description}"] if description else [])
+    errors: list[str] = []
+    outputs: list[str] = []
     status = "ok"
     if isinstance(response, dict):
         if response.get("stdout"):
-            parts.append("stdout: " + _short(_text(response["stdout"]), FIELD_CHARS))
+            outputs.append(_short(_text(response["stdout"]), FIELD_CHARS))
+            parts.append("stdout: " + outputs[-1])
         if response.get("stderr"):
-            parts.append("stderr: " + _short(_text(response["stderr"]), FIELD_CHARS))
+            errors.append(_short(_text(response["stderr"]), FIELD_CHARS))
+            parts.append("stderr: " + errors[-1])
         if response.get("interrupted"):
             status = "interrupted"
     elif response:
-        parts.append("output: " + _short(_text(response), FIELD_CHARS))
+        outputs.append(_short(_text(response), FIELD_CHARS))
+        parts.append("output: " + outputs[-1])
     if error is not None:
         status = "failed"
-        parts.append("error: " + _short(error, FIELD_CHARS))
-    return status, "\n".join(parts)
+        errors.append(_short(error, FIELD_CHARS))
+        parts.append("error: " + errors[-1])
+    return replace(event, status=status, body="\n".join(parts), command=command, description=description,
+                   error_line=_first_line(errors), output_line=_first_line(outputs))
+
+
+def _other_tool(event: RenderedEvent, tool_input: dict[str, Any], response: Any, error: str | None) -> RenderedEvent:
+    """Any other tool: its input (less the path and content), then its error or output."""
+    shown = {k: v for k, v in tool_input.items() if k not in ("file_path", "content")}
+    parts = [f"input: {_short(_text(shown), FIELD_CHARS)}"] if shown else []
+    errors: list[str] = []
+    outputs: list[str] = []
+    if error is not None:
+        errors.append(_short(error, FIELD_CHARS))
+        parts.append("error: " + errors[-1])
+    elif response not in (None, "", {}, []):
+        outputs.append(_short(_text(response), FIELD_CHARS))
+        parts.append("output: " + outputs[-1])
+    return replace(event, status="failed" if error is not None else "ok", body="\n".join(parts),
+                   error_line=_first_line(errors), output_line=_first_line(outputs))
 
 
 def rendered_event(event: PendingEvent, root: str = "") -> RenderedEvent:
     """One event as the observer is shown it (paths relative to `root`)."""
     payload = event.payload
-    attrs: dict[str, str] = {"id": str(event.id), "kind": event.kind}
-    body = ""
+    shown = RenderedEvent(id=event.id, kind=event.kind)
     if event.kind == "prompt":
-        body = _short(_text(payload.get("prompt")), FIELD_CHARS * 2)
-    elif event.kind == "summarize":
-        body = _short(_text(payload.get("last_assistant_message")), FIELD_CHARS)
-    elif event.kind == "session_end":
-        attrs["reason"] = _text(payload.get("reason"))
+        return replace(shown, body=_short(_text(payload.get("prompt")), FIELD_CHARS * 2))
+    if event.kind == "summarize":
+        return replace(shown, body=_short(_text(payload.get("last_assistant_message")), FIELD_CHARS))
+    if event.kind == "session_end":
+        return replace(shown, reason=_text(payload.get("reason")))
+    raw_input = payload.get("tool_input")
+    tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+    response = payload.get("tool_response")
+    error = _text(payload.get("error")) if event.kind == "tool_failure" else None
+    path = tool_input.get("file_path") or tool_input.get("notebook_path") or tool_input.get("path")
+    shown = replace(shown, tool=_text(payload.get("tool_name")) or "unknown",
+                    file=relative(path, root) if isinstance(path, str) else "")
+    if shown.tool == "Bash":
+        shown = _bash(shown, tool_input, response, error)
+    elif shown.tool in EDIT_TOOLS and error is None:
+        shown = _edit(shown, tool_input, response)
+    elif shown.tool == "Read" and error is None:
+        content = response.get("file", {}).get("content") if isinstance(response, dict) else response
+        shown = replace(shown, status="read", body=_short(content, READ_CHARS) if isinstance(content, str) else "")
     else:
-        tool = _text(payload.get("tool_name")) or "unknown"
-        raw_input = payload.get("tool_input")
-        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
-        response = payload.get("tool_response")
-        error = _text(payload.get("error")) if event.kind == "tool_failure" else None
-        attrs["tool"] = tool
-        path = tool_input.get("file_path") or tool_input.get("notebook_path") or tool_input.get("path")
-        if isinstance(path, str) and path:
-            attrs["file"] = relative(path, root)
-        if tool == "Bash":
-            attrs["status"], body = _bash_body(tool_input, response, error)
-        elif tool in EDIT_TOOLS and error is None:
-            attrs["status"], body = _edit_body(tool, tool_input, response)
-        elif tool == "Read" and error is None:
-            attrs["status"] = "read"
-            content = response.get("file", {}).get("content") if isinstance(response, dict) else response
-            body = _short(_text(content), READ_CHARS) if isinstance(content, str) else ""
-        else:
-            attrs["status"] = "failed" if error is not None else "ok"
-            shown = {k: v for k, v in tool_input.items() if k not in ("file_path", "content")}
-            parts = [f"input: {_short(_text(shown), FIELD_CHARS)}"] if shown else []
-            if error is not None:
-                parts.append("error: " + _short(error, FIELD_CHARS))
-            elif response not in (None, "", {}, []):
-                parts.append("output: " + _short(_text(response), FIELD_CHARS))
-            body = "\n".join(parts)
-        if payload.get("is_interrupt"):
-            attrs["status"] = "interrupted"
-    return RenderedEvent(id=event.id, kind=event.kind, tool=attrs.get("tool", ""), file=attrs.get("file", ""),
-                         status=attrs.get("status", ""), body=body, attrs=attrs)
+        shown = _other_tool(shown, tool_input, response, error)
+    return replace(shown, status="interrupted") if payload.get("is_interrupt") else shown
 
 
 def render_event(event: PendingEvent, root: str = "") -> str:

@@ -169,8 +169,7 @@ class FakeProvider:
         observations = []
         if events:
             files = sorted({e.file for e in events if e.file})
-            commands = [line[2:] for e in events if e.tool == "Bash" for line in e.body.splitlines()
-                        if line.startswith("$ ")]
+            commands = [e.command for e in events if e.tool == "Bash"]
             subject = ", ".join(files + [f"`{c}`" for c in commands][:3]) or f"{len(events)} events"
             observations.append(ParsedObservation(
                 type="change", title=f"{wording}: {subject}",

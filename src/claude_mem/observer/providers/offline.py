@@ -1,7 +1,8 @@
-"""The `offline` observer: no LLM. It reads the rendered events of each request (the records the
-prompt's `<event>` blocks are written from) and answers in the reply contract with what the events
-show — which file changed and how, which commands ran and their outcome, a failing command that
-later passed, errors seen — folded into at most three observations per turn. Routine reads and listings alone produce `<skip/>`.
+"""The `offline` observer: no LLM. It answers from the rendered events of each request — the data
+the prompt's `<event>` blocks are written from (commands, first error lines, diff lines), never the
+prompt's text — in the reply contract, with what the events show: which file changed and how, which
+commands ran and their outcome, a failing command that later passed, errors seen — folded into at
+most three observations per turn. Routine reads and listings alone produce `<skip/>`.
 """
 
 from __future__ import annotations
@@ -59,25 +60,19 @@ class Command:
 
 
 def _command(event: RenderedEvent) -> Command:
-    lines = event.body.splitlines()
-    line = next((text[2:] for text in lines if text.startswith("$ ")), "")
-    description = next((text[2:] for text in lines if text.startswith("# ")), "")
-    ok = event.status not in ("failed", "interrupted")
-    detail = next((text.split(": ", 1)[1] for text in lines if text.startswith(("error: ", "stderr: ")) and ": " in text), "")
-    if not detail:
-        detail = next((text.split(": ", 1)[1] for text in lines if text.startswith(("stdout: ", "output: "))), "")
-    return Command(line=line, description=description, ok=ok, detail=detail.strip())
+    detail = event.error_line or event.output_line
+    # A multi-line command (a heredoc, a script) is named by its first line.
+    return Command(line=(event.command.splitlines() or [""])[0], description=event.description,
+                   ok=event.status not in ("failed", "interrupted"), detail=detail.strip())
 
 
 def _change(event: RenderedEvent) -> str:
     """A short description of one edit from its diff."""
-    removed = [text[1:] for text in event.body.splitlines() if text.startswith("-")]
-    added = [text[1:] for text in event.body.splitlines() if text.startswith("+")]
     if event.status == "created":
-        return f"created ({len(added)} lines)"
-    if len(removed) == 1 and len(added) == 1:
-        return f"{_q(removed[0])} → {_q(added[0])}"
-    return f"+{len(added)}/−{len(removed)} lines"
+        return f"created ({len(event.added)} lines)"
+    if len(event.removed) == 1 and len(event.added) == 1:
+        return f"{_q(event.removed[0])} → {_q(event.added[0])}"
+    return f"+{len(event.added)}/−{len(event.removed)} lines"
 
 
 @dataclass
@@ -160,7 +155,7 @@ def observe(events: list[RenderedEvent], turn: Turn) -> list[ParsedObservation]:
             ))
     if errors:
         failure = errors[0]
-        detail = next((text[7:] for text in failure.body.splitlines() if text.startswith("error: ")), "no error text")
+        detail = failure.error_line
         where = f" on {failure.file}" if failure.file else ""
         observations.append(ParsedObservation(
             type="discovery", title=f"{failure.tool} failed{where}: {detail[:80]}",
