@@ -227,6 +227,28 @@ def test_transaction_commits_or_rolls_back(conn):
     assert [r[0] for r in conn.execute("SELECT content_session_id FROM sessions")] == ["kept"]
 
 
+def test_transactions_nest_as_savepoints(conn):
+    """An inner block that fails undoes only its own writes; the outer one still commits."""
+    with db.transaction(conn):
+        add_session(conn, "outer")
+        with pytest.raises(RuntimeError):
+            with db.transaction(conn):
+                add_session(conn, "inner-dropped")
+                raise RuntimeError("boom")
+        with db.transaction(conn):
+            add_session(conn, "inner-kept")
+        assert conn.in_transaction
+    assert not conn.in_transaction
+    names = sorted(r[0] for r in conn.execute("SELECT content_session_id FROM sessions"))
+    assert names == ["inner-kept", "outer"]
+    with pytest.raises(RuntimeError):
+        with db.transaction(conn):
+            with db.transaction(conn):
+                add_session(conn, "never")
+            raise RuntimeError("the outer block fails after the inner one succeeded")
+    assert "never" not in {r[0] for r in conn.execute("SELECT content_session_id FROM sessions")}
+
+
 def test_transaction_takes_the_write_lock_up_front(tmp_path):
     path = str(tmp_path / "lock.db")
     holder = db.connect(path)
