@@ -127,7 +127,11 @@ def test_viewer_command_starts_the_worker_opens_the_page_and_memory_arrives_live
             assert cli("hook", HOOK_OF[json.loads(payload)["hook_event_name"]], env=env, stdin=payload).returncode == 0
         page.wait_for_selector('#feed .card[data-key^="observation:"]', timeout=60_000)
         page.wait_for_selector('#feed .card[data-key^="summary:"]', timeout=60_000)
-        assert "hello.txt" in page.text_content('#feed .card[data-key^="observation:"] .title')
+        # The hooks arrive one by one, so the worker may observe the session in several batches: some
+        # observation (not necessarily the newest) is the edit of hello.txt.
+        page.wait_for_function(
+            """[...document.querySelectorAll('#feed .card[data-key^="observation:"] .title')]
+                 .some((title) => title.textContent.includes('hello.txt'))""", timeout=60_000)
         assert page.locator("#empty").is_hidden()
         wait_for(lambda: page.text_content("#counts .count-done strong") not in ("0", "–"), 30, "done counts")
         watched.assert_clean()
