@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from claude_mem.observer.events import RenderedEvent
+from claude_mem.runtime import observer_choice
 
 PROMPT_HEADER = "claude-mem observer v1"
 
@@ -134,11 +135,16 @@ class Registry:
         return sorted(self.factories)
 
     def normalise(self, name: object) -> str:
-        """The registered name for a `provider` value (`Claude ` is `claude`); ProviderError if unknown."""
-        wanted = str(name if name is not None else "auto").strip().lower() or "auto"
-        if wanted not in self.factories:
-            known = ", ".join(self.names()) or "none"
-            raise ProviderError(f"unknown observer provider {str(name)!r} (known: {known})", retryable=False)
+        """The registered name for a `provider` value (`Claude ` is `claude`); ProviderError if unknown.
+
+        The rule is `runtime.observer_choice.normalise` (the one the hooks and settings apply too).
+        """
+        try:
+            wanted = observer_choice.normalise(name)
+        except observer_choice.UnknownProvider as exc:
+            raise ProviderError(str(exc), retryable=False) from None
+        if wanted not in self.factories:  # a name of domain.PROVIDERS with no factory: a packaging bug
+            raise ProviderError(f"observer provider {wanted!r} is not installed", retryable=False)
         return wanted
 
     def create(self, name: str, settings: Mapping[str, object]) -> Provider:
