@@ -59,14 +59,10 @@ def display_name(conn: sqlite3.Connection, key: str) -> str:
     return projects.display_names([*known_projects(conn), key]).get(key, key)
 
 
-def _failed_events(conn: sqlite3.Connection, key: str) -> int:
-    return store.failed_event_count(conn, key)
-
-
 def _warnings(conn: sqlite3.Connection | None, key: str, observer: str) -> list[tuple[str, str]]:
     """(line for the model, short note for the user) per problem worth knowing about."""
     found = []
-    failed = _failed_events(conn, key) if conn is not None else 0
+    failed = store.failed_event_count(conn, key) if conn is not None else 0
     if failed:
         found.append((
             f"Warning: {failed} captured event(s) of this project failed to process, so memory may be"

@@ -9,6 +9,10 @@ import sqlite3
 
 from claude_mem.store.transaction import transaction
 
+# BM25 column weights of observations_fts (title, subtitle, narrative, facts, concepts): a hit in the
+# title is what a user means. Search (`store.search`) and per-prompt memory rank with the same ones.
+OBSERVATION_WEIGHTS = "8.0, 4.0, 1.0, 1.0, 2.0"
+
 
 def _since(since: str | None) -> tuple[str, tuple]:
     return (" AND created_at > ?", (since,)) if since else ("", ())
@@ -80,7 +84,7 @@ def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limi
         "SELECT o.id, o.created_at, o.type, o.title, o.subtitle FROM observations_fts"
         " JOIN observations o ON o.id = observations_fts.rowid"
         " WHERE observations_fts MATCH ? AND o.project = ?"
-        " ORDER BY bm25(observations_fts, 8.0, 4.0, 1.0, 1.0, 2.0) LIMIT ?",
+        f" ORDER BY bm25(observations_fts, {OBSERVATION_WEIGHTS}) LIMIT ?",
         (expression, project, limit),
     ).fetchall()
 

@@ -10,10 +10,9 @@ import sqlite3
 from dataclasses import dataclass, replace
 from typing import Any
 
+from claude_mem.store.context import OBSERVATION_WEIGHTS
 from claude_mem.store.memory import MAX_ROW_ID
 
-# Title and subtitle outweigh the narrative; a hit in the title is what a user means.
-OBSERVATION_WEIGHTS = "8.0, 4.0, 1.0, 1.0, 2.0"
 SUMMARY_WEIGHTS = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0"
 
 
