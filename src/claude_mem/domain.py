@@ -16,6 +16,11 @@ def iso(ts: "float | None" = None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + ".%03dZ" % (int(ts * 1000) % 1000)
 
 
+def utc_stamp(ts: "float | None" = None) -> str:
+    """`ts` (default now) to the second, `2026-11-20T14:30:05Z`: log lines, worker.json, recovery.json."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if ts is None else ts))
+
+
 def utc_now() -> str:
     """Now, in the store's timestamp format."""
     return iso()

@@ -10,6 +10,7 @@ import os
 import time
 
 from claude_mem import privacy
+from claude_mem.domain import utc_stamp
 
 LOG_FILE = ("logs", "hooks.log")
 LOG_MAX_BYTES = 1_000_000
@@ -25,7 +26,7 @@ def log_path(data_dir: str) -> str:
 
 def log(data_dir: str, hook: str, message: str) -> None:
     """Append one line to `logs/hooks.log`; never raises."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    stamp = utc_stamp()
     line = f"{stamp} pid={os.getpid()} hook={hook} {' '.join(message.split())}\n"
     path = log_path(data_dir)
     try:

@@ -13,6 +13,8 @@ import time
 
 from claude_mem import __version__
 from claude_mem import settings as settings_module
+from claude_mem.capture import diagnostics
+from claude_mem.domain import utc_stamp
 from claude_mem.runtime import discovery
 
 HEALTH_TIMEOUT = 0.5
@@ -25,17 +27,6 @@ PIP_TIMEOUT = 1800
 RESTARTED_MARKER = "worker.restarted-for"
 # The directory holding the `claude_mem` package (the checkout's `src/` or site-packages).
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def log_line(data_dir: str, message: str) -> None:
-    """Append one line to logs/hooks.log (plain appends: no `logging` on the hook path)."""
-    try:
-        os.makedirs(os.path.join(data_dir, "logs"), mode=0o700, exist_ok=True)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(os.path.join(data_dir, "logs", "hooks.log"), "a", encoding="utf-8") as handle:
-            handle.write("%s autostart[%d] %s\n" % (stamp, os.getpid(), message))
-    except OSError:
-        pass
 
 
 def ensure_worker(data_dir: str | None = None, values: dict | None = None) -> str:
@@ -51,10 +42,10 @@ def ensure_worker(data_dir: str | None = None, values: dict | None = None) -> st
             return "off"
         outcome = _ensure(directory, values)
     except Exception as exc:  # a hook must never fail because the worker could not start
-        log_line(directory, "error: %s: %s" % (type(exc).__name__, exc))
+        diagnostics.log(directory, "autostart", "error: %s: %s" % (type(exc).__name__, exc))
         return "error"
     if outcome not in ("running", "starting"):
-        log_line(directory, outcome)
+        diagnostics.log(directory, "autostart", outcome)
     return outcome
 
 
@@ -185,10 +176,10 @@ def bootstrap(directory: str, lock_fd: int) -> int:
 
     root = os.path.dirname(PACKAGE_PARENT)
     if not os.path.exists(os.path.join(root, "pyproject.toml")):
-        log_line(directory, "venv build impossible: %s is not a plugin checkout" % root)
+        diagnostics.log(directory, "autostart", "venv build impossible: %s is not a plugin checkout" % root)
         return _bootstrap_failed(directory)
     target = os.path.join(directory, VENV_DIRNAME)
-    log_line(directory, "building %s from %s (this can take a minute)" % (target, root))
+    diagnostics.log(directory, "autostart", "building %s from %s (this can take a minute)" % (target, root))
     started = time.time()
     try:
         shutil.rmtree(target, ignore_errors=True)
@@ -199,11 +190,11 @@ def bootstrap(directory: str, lock_fd: int) -> int:
                        cwd=directory)
     except (OSError, subprocess.SubprocessError) as exc:
         detail = getattr(exc, "stderr", b"") or b""
-        log_line(directory, "venv build failed: %s %s" % (exc, detail.decode("utf-8", "replace")[-2000:]))
+        diagnostics.log(directory, "autostart", "venv build failed: %s %s" % (exc, detail.decode("utf-8", "replace")[-2000:]))
         return _bootstrap_failed(directory)
     with open(os.path.join(target, VENV_MARKER), "w", encoding="utf-8") as handle:
         handle.write(venv_stamp() + "\n")
-    log_line(directory, "venv ready in %.0f s; starting the worker" % (time.time() - started))
+    diagnostics.log(directory, "autostart", "venv ready in %.0f s; starting the worker" % (time.time() - started))
     from claude_mem.runtime import launch
 
     os.set_inheritable(lock_fd, True)
@@ -214,5 +205,5 @@ def bootstrap(directory: str, lock_fd: int) -> int:
 
 def _bootstrap_failed(directory: str) -> int:
     with open(os.path.join(directory, BOOTSTRAP_FAILED), "w", encoding="utf-8") as handle:
-        handle.write(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) + "\n")
+        handle.write(utc_stamp() + "\n")
     return 1

@@ -13,7 +13,7 @@ import sqlite3
 import time
 from urllib.parse import quote
 
-from claude_mem import paths
+from claude_mem import domain, paths
 from claude_mem.store import db
 from claude_mem.store.salvage import salvage_capture
 
@@ -154,7 +154,7 @@ def recover_if_corrupt(data_dir: str) -> dict[str, object] | None:
     except Exception as exc:  # the corrupt copy may be beyond reading: the backup alone must do
         salvaged = f"nothing readable ({type(exc).__name__}: {exc})"
     record: dict[str, object] = {
-        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "at": domain.utc_stamp(),
         "problem": problem,
         "corrupt_copy": corrupt,
         "restored_from": restored,

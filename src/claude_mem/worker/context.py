@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claude_mem import __version__
+from claude_mem.domain import utc_stamp
 from claude_mem.store import db
 from claude_mem.worker.bus import EventBus
 
@@ -35,6 +36,11 @@ class WorkerContext:
     @property
     def db_path(self) -> str:
         return db.db_path(self.data_dir)
+
+    @property
+    def started(self) -> str:
+        """When the worker started, as worker.json and /health say it."""
+        return utc_stamp(self.started_at)
 
     @property
     def uptime(self) -> float:

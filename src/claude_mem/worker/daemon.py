@@ -135,7 +135,7 @@ def worker_info(ctx: WorkerContext) -> dict[str, object]:
     context header names it; empty when no observer service runs)."""
     return {
         "pid": ctx.pid, "port": ctx.port, "version": ctx.version, "data_dir": ctx.data_dir,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ctx.started_at)),
+        "started": ctx.started,
         "provider": {"name": ctx.provider_name},
     }
 

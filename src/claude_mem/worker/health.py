@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from claude_mem import settings
 from claude_mem.store import stats
@@ -52,7 +51,7 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
         "version": ctx.version,
         "data_dir": ctx.data_dir,
         "port": ctx.port,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ctx.started_at)),
+        "started": ctx.started,
         "uptime": round(ctx.uptime, 3),
         "provider": await provider_health(ctx),
         "queue": queue,
