@@ -166,7 +166,7 @@ def test_private_spans():
 def test_secret_names():
     for name in ("DB_PASSWORD", "apiKey", "AWS_SECRET_ACCESS_KEY", "github_token", "client-secret", "PASSPHRASE"):
         assert privacy.secret_name(name), name
-    for name in ("MAX_TOKENS", "tokenizer", "sort_key", "primary_key", "PWD", "input_tokens", "KEYBOARD"):
+    for name in ("MAX_TOKENS", "tokenizer", "sort_key", "primary_key", "input_tokens", "KEYBOARD", "PASSWORD_FILE"):
         assert not privacy.secret_name(name), name
 
 

@@ -78,35 +78,6 @@ def _field(payload: dict, name: str, types: tuple, required: bool = False, defau
     return _valid_text(value) if isinstance(value, str) else value
 
 
-def cut(text: str, limit: int) -> str:
-    """`text` redacted and capped at `limit` chars: head and tail kept, the cut marked."""
-    # Private spans go first, over the whole text: a window could start inside one.
-    text = privacy.strip_private(text)
-    if len(text) <= limit:
-        return privacy.redact(text)
-    head_len = max(limit * 2 // 3, 1)
-    tail_len = max(limit - head_len, 0)
-    removed = len(text) - head_len - tail_len
-    head = _clean_window(text, head_len, from_end=False)
-    tail = _clean_window(text, tail_len, from_end=True) if tail_len else ""
-    return head + CUT_MARK.format(removed) + tail
-
-
-def _clean_window(text: str, keep: int, from_end: bool) -> str:
-    """The first (or last) `keep` chars of the cleaned text, without cleaning all of it.
-
-    A window CUT_MARGIN longer than what is kept is cleaned, so a secret across the cut is still
-    recognised; when redactions shrink the window below that margin it grows and is cleaned again.
-    """
-    size = keep + CUT_MARGIN
-    while True:
-        window = text[-size:] if from_end else text[:size]
-        cleaned = privacy.redact(window)
-        if len(cleaned) >= keep + CUT_MARGIN or size >= len(text):
-            return cleaned[-keep:] if from_end else cleaned[:keep]
-        size += keep + CUT_MARGIN - len(cleaned) + CUT_MARGIN
-
-
 def _valid_text(text: str) -> str:
     """Lone surrogates (legal in JSON, not in UTF-8) replaced so SQLite and files accept the text."""
     if text.isascii():
@@ -118,33 +89,65 @@ def _valid_text(text: str) -> str:
         return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def scrub(value: object, limit: int) -> object:
-    """A JSON value with every string cleaned and capped; secret-named keys get their value hidden."""
+def _cut(text: str, limit: int) -> str:
+    """`text` capped at `limit` chars: head and tail kept, the cut marked (counting earlier cuts it removes)."""
+    if len(text) <= limit:
+        return text
+    head_len = max(limit * 2 // 3, 1)
+    tail_len = max(limit - head_len, 0)
+    middle = text[head_len:len(text) - tail_len]
+    removed = len(middle)
+    if "claude-mem cut" in middle:
+        import re
+
+        for match in re.finditer(re.escape(CUT_MARK).replace(re.escape("{}"), "([0-9]+)"), middle):
+            removed += int(match.group(1)) - len(match.group(0))
+    return text[:head_len] + CUT_MARK.format(removed) + (text[-tail_len:] if tail_len else "")
+
+
+def _prepared(value: object, window: int) -> object:
+    """Valid text everywhere, and strings far longer than what is kept reduced to head and tail windows
+    (a margin wider than what `_cut` keeps, so redaction still sees a secret at either edge whole)."""
     if isinstance(value, str):
-        return cut(_valid_text(value), limit)
+        value = _valid_text(value)
+        if len(value) > 2 * window + len(CUT_MARK) + 12:
+            return value[:window] + CUT_MARK.format(len(value) - 2 * window) + value[-window:]
+        return value
     if isinstance(value, dict):
-        result: dict[str, object] = {}
-        for key, item in value.items():
-            name = privacy.clean(_valid_text(str(key)))
-            if isinstance(item, str) and privacy.secret_name(name) and privacy.secret_value(item):
-                result[name] = privacy.REDACTED.format("secret")
-            else:
-                result[name] = scrub(item, limit)
-        return result
+        return {_valid_text(str(key)): _prepared(item, window) for key, item in value.items()}
     if isinstance(value, list):
-        return [scrub(item, limit) for item in value]
+        return [_prepared(item, window) for item in value]
     return value
 
 
-def capped(value: object, limit: int) -> object:
-    """A scrubbed value: each string capped at `limit`, and a container whose JSON still exceeds
-    CONTAINER_FACTOR × `limit` (many long fields) replaced by its cut JSON text."""
-    cleaned = scrub(value, limit)
-    if isinstance(cleaned, (dict, list)):
-        text = json.dumps(cleaned, ensure_ascii=False)
-        if len(text) > CONTAINER_FACTOR * limit:
-            return cut(text, CONTAINER_FACTOR * limit)
-    return cleaned
+def _capped_strings(value: object, limit: int) -> object:
+    if isinstance(value, str):
+        return _cut(value, limit)
+    if isinstance(value, dict):
+        return {key: _capped_strings(item, limit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_capped_strings(item, limit) for item in value]
+    return value
+
+
+def cleaned(fields: dict[str, object], limit: int) -> dict[str, object]:
+    """The fields of one event, private spans and secrets removed as ONE document (a span opened in
+    the tool input and closed in its output, a key block written one patch line per item), then
+    each string capped at `limit`, and a container whose JSON still exceeds CONTAINER_FACTOR ×
+    `limit` (many long fields) replaced by its cut JSON text."""
+    value = privacy.strip_private_tree(fields)
+    value = _prepared(value, limit + CUT_MARGIN * 8)
+    value = privacy.redact_tree(value)
+    assert isinstance(value, dict)
+    result: dict[str, object] = {}
+    for name, item in value.items():
+        item = _capped_strings(item, limit)
+        if isinstance(item, (dict, list)):
+            text = json.dumps(item, ensure_ascii=False)
+            if len(text) > CONTAINER_FACTOR * limit:
+                item = _cut(text, CONTAINER_FACTOR * limit)
+        result[name] = item
+    return result
 
 
 def event_key(session_id: str, kind: str, payload: dict, turn: str | None) -> str:
@@ -194,34 +197,32 @@ def build_record(hook: str, payload: dict, project: str, limit: int) -> dict:
         "v": RECORD_VERSION, "kind": kind, "content_session_id": session_id, "project": project,
         "cwd": cwd, "captured_at": now_iso(), "event_key": None, "private": False, "payload": {},
     }
-    body: dict[str, object]
     if kind == "session_start":
         _field(payload, "source", (str,))
         return record
+    fields: dict[str, object]
     if kind == "prompt":
         raw_prompt = _valid_text(_field(payload, "prompt", (str,), required=True))  # type: ignore[arg-type]
-        text = privacy.strip_private(raw_prompt)
-        record["private"] = not text.strip() and bool(raw_prompt.strip())
-        body = {"prompt": cut(text, limit)}
+        fields = {"prompt": raw_prompt}
     elif kind in ("tool", "tool_failure"):
-        body = {
-            "tool_name": _field(payload, "tool_name", (str,), required=True),
-            "tool_input": capped(payload.get("tool_input"), limit),
-        }
+        fields = {"tool_name": _field(payload, "tool_name", (str,), required=True), "tool_input": payload.get("tool_input")}
         if kind == "tool":
-            body["tool_response"] = capped(payload.get("tool_response"), limit)
+            fields["tool_response"] = payload.get("tool_response")
         else:
-            body["error"] = cut(_valid_text(_field(payload, "error", (str,), default="")), limit)  # type: ignore[arg-type]
+            fields["error"] = _field(payload, "error", (str,), default="")
+    elif kind == "summarize":
+        fields = {"last_assistant_message": _field(payload, "last_assistant_message", (str,), default="")}
+    else:
+        fields = {"reason": _field(payload, "reason", (str,), default="other")}
+    body = cleaned(fields, limit if kind != "session_end" else 200)
+    if kind == "prompt":
+        record["private"] = not str(body["prompt"]).strip() and bool(raw_prompt.strip())
+    elif kind in ("tool", "tool_failure"):
         body["is_interrupt"] = _field(payload, "is_interrupt", (bool,), default=False)
         body["tool_use_id"] = _field(payload, "tool_use_id", (str,))
         body["cwd"] = cwd
         duration = _field(payload, "duration_ms", (int, float))
         body["duration_ms"] = int(duration) if duration is not None else None  # type: ignore[call-overload]
-    elif kind == "summarize":
-        message = _field(payload, "last_assistant_message", (str,), default="")
-        body = {"last_assistant_message": cut(_valid_text(message), limit)}  # type: ignore[arg-type]
-    else:
-        body = {"reason": cut(_valid_text(_field(payload, "reason", (str,), default="other")), 200)}  # type: ignore[arg-type]
     record["payload"] = body
     tool_use_id = body.get("tool_use_id")
     if isinstance(tool_use_id, str) and tool_use_id:
