@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from claude_mem import privacy
 from claude_mem.store.models import PendingEvent
 
 __all__ = ["EDIT_TOOLS", "PendingEvent", "RenderedEvent", "render_event", "rendered_event"]
@@ -169,8 +170,11 @@ def _other_tool(event: RenderedEvent, tool_input: dict[str, Any], response: Any,
 
 
 def rendered_event(event: PendingEvent, root: str = "") -> RenderedEvent:
-    """One event as the observer is shown it (paths relative to `root`)."""
-    payload = event.payload
+    """One event as the observer is shown it (paths relative to `root`).
+
+    The payload is cleaned once more (defence in depth: the hook did it, with the rules of its day)."""
+    payload = privacy.clean_tree(event.payload)
+    assert isinstance(payload, dict)
     shown = RenderedEvent(id=event.id, kind=event.kind)
     if event.kind == "prompt":
         return replace(shown, body=_short(_text(payload.get("prompt")), FIELD_CHARS * 2))

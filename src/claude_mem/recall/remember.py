@@ -4,6 +4,7 @@ import hashlib
 import re
 import sqlite3
 
+from claude_mem import privacy
 from claude_mem.domain import OBSERVATION_TYPES, RecallError
 from claude_mem.store import memory
 
@@ -27,15 +28,20 @@ def content_hash(kind: str, title: str, text: str) -> str:
 def remember(
     conn: sqlite3.Connection, text: str, project: str, kind: str = "discovery", title: str | None = None
 ) -> dict:
-    """Store a manual observation (no session); the same note twice returns the first. Adds `created`."""
-    body = (text or "").strip()
-    if not body:
+    """Store a manual observation (no session); the same note twice returns the first. Adds `created`.
+
+    `<private>` spans are dropped and secrets redacted, as for everything the hooks capture."""
+    raw = (text or "").strip()
+    if not raw:
         raise RecallError("nothing to remember: the text is empty")
-    if len(body) > MAX_TEXT_CHARS:
-        raise RecallError(f"the text is too long ({len(body)} characters; at most {MAX_TEXT_CHARS})")
+    if len(raw) > MAX_TEXT_CHARS:
+        raise RecallError(f"the text is too long ({len(raw)} characters; at most {MAX_TEXT_CHARS})")
+    body = privacy.clean(raw).strip()
+    if not body:
+        raise RecallError("nothing to remember: all of the text is <private>")
     if kind not in OBSERVATION_TYPES:
         raise RecallError(f"unknown type {kind!r} (known: {', '.join(OBSERVATION_TYPES)})")
-    heading = " ".join((title or "").split()) or default_title(body)
+    heading = " ".join(privacy.clean(title or "").split()) or default_title(body)
     stored, created = memory.add_manual_observation(conn, project, kind, heading, body,
                                                     content_hash(kind, heading, body))
     return {**stored, "created": created}

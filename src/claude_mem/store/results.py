@@ -9,6 +9,7 @@ answer; the per-session content hash also blocks identical duplicates.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -16,12 +17,15 @@ import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
+from claude_mem import privacy
 from claude_mem.domain import iso
 from claude_mem.store.models import Batch, ParsedObservation, ParsedSummary
 from claude_mem.store.transaction import transaction
 
 log = logging.getLogger("claude_mem.store")
+T = TypeVar("T", ParsedObservation, ParsedSummary)
 
 OBSERVATION_COLUMNS = (
     "id", "session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts",
@@ -79,6 +83,10 @@ def store_batch(
     Events named in `failed` (id -> error) end `failed` with that error instead of `done`.
     """
     failed = dict(failed or {})
+    # Defence in depth: the hooks redacted what the observer read, but its reply is cleaned again
+    # before any of it reaches a derived table (a secret split past a cut, a rule added since capture).
+    observations = [_cleaned(obs) for obs in observations]
+    summary = _cleaned(summary) if summary is not None else None
     stored = Stored()
     observation_ids: list[int] = []
     summary_ids: list[int] = []
@@ -157,6 +165,18 @@ def store_batch(
     return stored
 
 
+def _cleaned(parsed: T) -> T:
+    """A parsed observation or summary with every text field (and list item) through `privacy.clean`."""
+    changes: dict[str, Any] = {}
+    for spec in dataclasses.fields(parsed):
+        value = getattr(parsed, spec.name)
+        if isinstance(value, str):
+            changes[spec.name] = privacy.clean(value)
+        elif isinstance(value, tuple):
+            changes[spec.name] = tuple(privacy.clean(item) if isinstance(item, str) else item for item in value)
+    return dataclasses.replace(parsed, **changes)
+
+
 def _title_from_first_summary(conn: sqlite3.Connection, session_id: int) -> None:
     conn.execute(
         "UPDATE sessions SET title = (SELECT request FROM summaries WHERE session_id = ? AND request != ''"
@@ -189,15 +209,14 @@ def recap(conn: sqlite3.Connection, session_id: int, limit_chars: int = 3000) ->
     ).fetchone()
     if latest:
         lines.append(f"Latest turn summary: asked {latest[0]!r}; completed: {latest[1]}")
-    text = "\n".join(lines)
-    return text[-limit_chars:]
+    return privacy.clean("\n".join(lines))[-limit_chars:]
 
 
 def first_request(conn: sqlite3.Connection, session_id: int) -> str | None:
     """The session's first public prompt; None when none is stored."""
     row = conn.execute("SELECT text FROM prompts WHERE session_id = ? AND private = 0 ORDER BY prompt_number"
                        " LIMIT 1", (session_id,)).fetchone()
-    return None if row is None else str(row[0])
+    return None if row is None else privacy.clean(str(row[0]))
 
 
 def started_at(conn: sqlite3.Connection, session_id: int) -> str:
@@ -212,4 +231,4 @@ def turn_request(conn: sqlite3.Connection, session_id: int, prompt_number: int |
         "SELECT text FROM prompts WHERE session_id = ? AND private = 0 AND (prompt_number = ? OR ? IS NULL)"
         " ORDER BY prompt_number DESC LIMIT 1", (session_id, prompt_number, prompt_number),
     ).fetchone()
-    return str(row[0])[:limit] if row else ""
+    return privacy.clean(str(row[0]))[:limit] if row else ""
