@@ -161,7 +161,7 @@ def _build() -> list[tuple[str, str, str]]:
                      '{{"password": "{}"}}', "REDIS_PASSPHRASE='{}'", "jwtSecret = {}", 'dbPass := "{}"',
                      "db.password={}", 'password = "{}"  # toml', "const webhookSecret = '{}';",
                      "signing_key: {}", "'password' => '{}',", 'Password: "{}",', "passwd={}"):
-        add("assignment " + template.split("{")[0].strip(" =:'\"") or template, mixed(20), "# config\nDEBUG=true\n" + template + "\nPORT=8080\n")
+        add("assignment " + template, mixed(20), "# config\nDEBUG=true\n" + template + "\nPORT=8080\n")
     add("high-entropy-auth", mixed(32), "auth: {}")
     add("high-entropy-session", mixed(40), "SESSION_COOKIE={}")
     # private keys and tokens
@@ -237,6 +237,11 @@ LOOKALIKES = [
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit.",
     "2026-11-23T10:15:30.123Z INFO request_id=" + rnd(HEX, 32) + " done",
     "/usr/lib/python3.11/site-packages/claude_mem/privacy.py",
+    "KEYCLOAK_URL=https://auth.example.com/realms/dev",
+    "tokens = tokenizer.encode(text)",
+    "const passwordInput = document.getElementById('password');",
+    "AUTH_PROVIDER=github",
+    "session_timeout: 3600",
     "def test_login(client):\n    response = client.post('/login', data={'username': 'a', 'password': 'pw'})",
 ]
 

@@ -449,34 +449,35 @@ def _strings(value: object) -> "Iterator[str]":
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key)
+        for item in value.values():
             yield from _strings(item)
     elif isinstance(value, list):
         for item in value:
             yield from _strings(item)
 
 
-def _rebuild(value: object, leaves: "Iterator[str]", hide_named: bool) -> object:
+def _rebuild(value: object, leaves: "Iterator[str]", key_text: "Callable[[str], str]", hide_named: bool) -> object:
     if isinstance(value, str):
         return next(leaves)
     if isinstance(value, dict):
         result: dict[str, object] = {}
-        for item in value.values():
-            key = next(leaves)
-            rebuilt = _rebuild(item, leaves, hide_named)
+        for raw_key, item in value.items():
+            key = key_text(str(raw_key))
+            rebuilt = _rebuild(item, leaves, key_text, hide_named)
             if hide_named and isinstance(rebuilt, str) and _hidden(key, rebuilt):
                 rebuilt = REDACTED.format("secret")
             result[key] = rebuilt
         return result
     if isinstance(value, list):
-        return [_rebuild(item, leaves, hide_named) for item in value]
+        return [_rebuild(item, leaves, key_text, hide_named) for item in value]
     return value
 
 
 def _edit_leaves(leaves: list[str], find: "Callable[[str], list[Span]]") -> list[str]:
     """Apply the spans found in the joined document to the strings it was joined from: each string
     loses what a span covers, and the string where a span starts carries its marker."""
+    if not leaves:
+        return leaves
     doc = SEPARATOR.join(leaves)
     spans = _merged(find(doc))
     if not spans:
@@ -512,14 +513,14 @@ def _edit_leaves(leaves: list[str], find: "Callable[[str], list[Span]]") -> list
 
 
 def _tree(value: object, find: "Callable[[str], list[Span]]", hide_named: bool) -> object:
-    leaves = list(_strings(value))
-    if not leaves:
-        return value
-    return _rebuild(value, iter(_edit_leaves(leaves, find)), hide_named)
+    """`value` with the spans `find` sees in its string values (joined in order) removed; each key
+    is cleaned on its own (a span straddling fields must not erase the names between)."""
+    leaves = _edit_leaves(list(_strings(value)), find)
+    return _rebuild(value, iter(leaves), lambda key: _apply(key, find(key)), hide_named)
 
 
 def strip_private_tree(value: object) -> object:
-    """A JSON value without the `<private>` spans of its strings (keys included), read as one document."""
+    """A JSON value without the `<private>` spans of its strings, read as one document (keys on their own)."""
     return _tree(value, private_spans, hide_named=False)
 
 
