@@ -30,8 +30,9 @@ EVENT_KINDS: dict[str, str] = {
     "SessionEnd": "session_end",
 }
 CUT_MARK = "\n[… claude-mem cut {} chars …]\n"
-# Extra characters redacted on each side of a cut, so a secret straddling it is still recognised.
-CUT_MARGIN = 512
+# Extra characters redacted on the inner side of what a cut keeps, so a secret straddling it is still
+# recognised (a private-key block is the longest: ~3,300 chars for RSA-4096).
+CUT_MARGIN = 4096
 # A tool input or response may hold a few capped fields; past this many times the cap it is cut whole.
 CONTAINER_FACTOR = 2
 
@@ -93,8 +94,7 @@ def _cut(text: str, limit: int) -> str:
     """`text` capped at `limit` chars: head and tail kept, the cut marked (counting earlier cuts it removes)."""
     if len(text) <= limit:
         return text
-    head_len = max(limit * 2 // 3, 1)
-    tail_len = max(limit - head_len, 0)
+    head_len, tail_len = _split(limit)
     middle = text[head_len:len(text) - tail_len]
     removed = len(middle)
     if "claude-mem cut" in middle:
@@ -105,18 +105,27 @@ def _cut(text: str, limit: int) -> str:
     return text[:head_len] + CUT_MARK.format(removed) + (text[-tail_len:] if tail_len else "")
 
 
-def _prepared(value: object, window: int) -> object:
-    """Valid text everywhere, and strings far longer than what is kept reduced to head and tail windows
-    (a margin wider than what `_cut` keeps, so redaction still sees a secret at either edge whole)."""
+def _split(limit: int) -> tuple[int, int]:
+    """How many chars of a cut string `_cut` keeps at its head and at its tail."""
+    head = max(limit * 2 // 3, 1)
+    return head, max(limit - head, 0)
+
+
+def _prepared(value: object, limit: int) -> object:
+    """Valid text everywhere, and a string far longer than `limit` reduced to what `_cut` will keep of
+    it plus CUT_MARGIN on each inner side, so redaction sees a secret at either edge of the cut whole
+    without reading megabytes it is going to drop."""
     if isinstance(value, str):
         value = _valid_text(value)
-        if len(value) > 2 * window + len(CUT_MARK) + 12:
-            return value[:window] + CUT_MARK.format(len(value) - 2 * window) + value[-window:]
+        head, tail = _split(limit)
+        head, tail = head + CUT_MARGIN, tail + CUT_MARGIN
+        if len(value) > head + tail + len(CUT_MARK) + 12:
+            return value[:head] + CUT_MARK.format(len(value) - head - tail) + value[-tail:]
         return value
     if isinstance(value, dict):
-        return {_valid_text(str(key)): _prepared(item, window) for key, item in value.items()}
+        return {_valid_text(str(key)): _prepared(item, limit) for key, item in value.items()}
     if isinstance(value, list):
-        return [_prepared(item, window) for item in value]
+        return [_prepared(item, limit) for item in value]
     return value
 
 
@@ -136,7 +145,7 @@ def cleaned(fields: dict[str, object], limit: int) -> dict[str, object]:
     each string capped at `limit`, and a container whose JSON still exceeds CONTAINER_FACTOR ×
     `limit` (many long fields) replaced by its cut JSON text."""
     value = privacy.strip_private_tree(fields)
-    value = _prepared(value, limit + CUT_MARGIN * 8)
+    value = _prepared(value, limit)
     value = privacy.redact_tree(value)
     assert isinstance(value, dict)
     result: dict[str, object] = {}
