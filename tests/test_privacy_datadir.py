@@ -7,8 +7,8 @@ import sqlite3
 
 from claude_mem.store import capture, db
 from hook_support import all_files, events, load, rows, run_hook
-from test_hooks_spool import write_lock
 from secret_corpus import SECRETS
+from test_hooks_spool import write_lock
 
 CANARIES = {
     "span-in-prompt": "PRIVATE-CANARY-PROMPT-5501",

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from claude_mem.domain import utc_stamp
 from claude_mem.observer import prompts
 from claude_mem.observer.conversations import Conversation, Conversations
 from claude_mem.observer.parser import ParsedReply, parse
@@ -37,7 +38,7 @@ from claude_mem.observer.provider import (
     SessionInfo,
     TurnEnd,
 )
-from claude_mem.store import queue, results
+from claude_mem.store import integrity, queue, results
 from claude_mem.store.models import Batch, PendingEvent
 
 log = logging.getLogger("claude_mem.observer")
@@ -68,7 +69,8 @@ def _setting(settings: dict[str, object], key: str, default: float) -> float:
 
 class Pipeline:
     def __init__(self, conn: sqlite3.Connection, settings: dict[str, object], provider: Provider,
-                 publish: Callable[[str, object], None] | None = None, poll_seconds: float = POLL_SECONDS) -> None:
+                 publish: Callable[[str, object], None] | None = None, poll_seconds: float = POLL_SECONDS,
+                 store_notes: list[str] | None = None, problems: dict[str, str] | None = None) -> None:
         self.conn = conn
         self.settings = settings
         self.provider = provider
@@ -87,6 +89,9 @@ class Pipeline:
         self.stopping = asyncio.Event()
         self.in_flight: dict[int, Batch] = {}
         self.processed = 0
+        # For /health: repairs the store needed (an index rebuilt), and a problem it still has.
+        self.store_notes = store_notes if store_notes is not None else []
+        self.problems = problems if problems is not None else {}
 
     async def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -171,11 +176,13 @@ class Pipeline:
                 log.exception("observer batch %s failed", batch.ids)
                 await self._failed(batch, ProviderError(f"{type(exc).__name__}: {exc}"))
                 return
-        stored = await self.db(
-            results.store_batch, batch, answer.parsed.observations, answer.parsed.summary,
-            input_tokens=answer.reply.input_tokens, output_tokens=answer.reply.output_tokens,
-            provider=self.provider.name, failed=answer.failed,
-        )
+        try:
+            stored = await self._store(batch, answer)
+        except sqlite3.DatabaseError as exc:
+            stored = await self._store_failed(batch, answer, exc)
+            if stored is None:
+                return
+        self.problems.pop("store", None)
         self.rate_limited = 0
         if stored is None:
             return
@@ -185,6 +192,32 @@ class Pipeline:
             self.publish("summary", row)
         if stored.session_completed:
             await self.conversations.close(batch.content_session_id)
+
+    async def _store(self, batch: Batch, answer: Answer) -> results.Stored | None:
+        return await self.db(
+            results.store_batch, batch, answer.parsed.observations, answer.parsed.summary,
+            input_tokens=answer.reply.input_tokens, output_tokens=answer.reply.output_tokens,
+            provider=self.provider.name, failed=answer.failed,
+        )
+
+    async def _store_failed(self, batch: Batch, answer: Answer, exc: sqlite3.DatabaseError) -> results.Stored | None:
+        """The database refused the batch's results: a damaged full-text index is the usual cause (it
+        passes `quick_check`), so check the indexes, rebuild a broken one and store again; else the
+        attempt fails with the database's own words, not a lease that expires later."""
+        log.error("storing the results of batch %s failed: %s", batch.ids, exc)
+        repair = await self.db(integrity.repair_indexes)
+        if repair.rebuilt:
+            self.store_notes.append(f"{utc_stamp()}: rebuilt the damaged search index(es) "
+                                    f"{', '.join(repair.rebuilt)} when a batch could not be stored")
+            try:
+                return await self._store(batch, answer)
+            except sqlite3.DatabaseError as again:
+                exc = again
+        self.problems["store"] = f"results cannot be stored: {type(exc).__name__}: {exc}" + (
+            f"; index check: {repair.error}" if repair.error else "")
+        await self.db(queue.fail_batch, batch, f"StoreError: {exc}", max_attempts=self.max_attempts,
+                      backoff_base=self.backoff)
+        return None
 
     async def _ask(self, batch: Batch, observed: list[PendingEvent], summarize: PendingEvent | None) -> Answer:
         info = await self.db(_session_info, batch)

@@ -49,7 +49,8 @@ class ObserverService:
         released = queue.release_stale_claims(conn)
         if released:
             log.info("requeued %d events claimed by a previous worker", released)
-        self.pipeline = Pipeline(conn, ctx.settings, provider, publish=ctx.bus.publish)
+        self.pipeline = Pipeline(conn, ctx.settings, provider, publish=ctx.bus.publish,
+                                 store_notes=ctx.store_notes, problems=ctx.service_errors)
         ctx.provider_health = self.pipeline.health
         # The provider actually running (`auto` resolved): the daemon writes it to worker.json.
         ctx.provider_name = provider.name

@@ -74,16 +74,44 @@ def snapshot(data_dir: str, keep: int) -> str:
         raise BackupError(f"snapshot failed: {exc}") from exc
     finally:
         conn.close()
+    problem = check_database(temp)
+    if problem is not None:  # never let a damaged copy in, let alone rotate a good one out for it
+        _unlink(temp)
+        raise BackupError(f"snapshot failed its check ({problem}); the existing backups are kept")
     os.chmod(temp, 0o600)
     os.replace(temp, target)
-    rotate(data_dir, keep)
+    rotate(data_dir, keep, protect=None if holds_memory(target) else newest_with_memory(data_dir))
     return target
 
 
-def rotate(data_dir: str, keep: int) -> list[str]:
-    """Delete all but the newest `keep` snapshots (at least one is always kept); returns the deleted."""
+def holds_memory(path: str) -> bool:
+    """Does the database at `path` hold any session or observation?"""
+    try:
+        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=10)
+    except sqlite3.Error:
+        return False
+    try:
+        return any(conn.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone()[0]
+                   for table in ("sessions", "observations"))
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+
+
+def newest_with_memory(data_dir: str) -> str | None:
+    """The newest healthy backup that holds memory."""
+    for path in reversed(list_backups(data_dir)):
+        if check_database(path) is None and holds_memory(path):
+            return path
+    return None
+
+
+def rotate(data_dir: str, keep: int, protect: str | None = None) -> list[str]:
+    """Delete all but the newest `keep` snapshots (at least one is always kept), never `protect`: an
+    empty database's snapshots must not push the last backup holding memory out. Returns the deleted."""
     backups = list_backups(data_dir)
-    doomed = backups[: max(0, len(backups) - max(1, keep))]
+    doomed = [path for path in backups[: max(0, len(backups) - max(1, keep))] if path != protect]
     for path in doomed:
         _unlink(path)
     return doomed
@@ -102,6 +130,20 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+def _empty(path: str) -> bool:
+    """A database file with no capture schema in it (0 bytes, or a fresh file nothing was written to)."""
+    try:
+        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=10)
+    except sqlite3.Error:
+        return False
+    try:
+        return conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'pending_events'").fetchone()[0] == 0
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
 
 
 def move_aside(data_dir: str, label: str) -> str:
@@ -137,20 +179,25 @@ def restore(data_dir: str, snapshot_path: str) -> str | None:
 
 def recover_if_corrupt(data_dir: str) -> dict[str, object] | None:
     """On worker start: a database that fails `quick_check` is moved aside and the newest good backup
-    restored. Returns the recovery record (also written to recovery.json), or None when all is well.
+    restored; so is a missing, empty or truncated one when a backup holds memory (a fresh install
+    has none). Returns the recovery record (also written to recovery.json), or None when all is well.
     The spool and quarantine are not touched, so events captured since the backup are re-ingested."""
     path = db.db_path(data_dir)
-    if not os.path.exists(path):
-        return None
     problem = check_database(path, require_schema=False)
-    if problem is None:
+    if problem is None and not _empty(path):
         return None
-    corrupt = move_aside(data_dir, "corrupt")
-    restored = newest_good_backup(data_dir)
+    if problem is None or problem == "missing":
+        restored = newest_with_memory(data_dir)
+        if restored is None:
+            return None  # a fresh install, or memory deliberately emptied and its backups rewritten
+        problem = "the database is missing" if problem else "the database is empty"
+    else:
+        restored = newest_good_backup(data_dir)
+    corrupt = move_aside(data_dir, "corrupt") if os.path.exists(path) else ""
     if restored is not None:
         install_copy(data_dir, restored)
     try:
-        salvaged: dict[str, int] | str = salvage_capture(corrupt, path)
+        salvaged: dict[str, int] | str = salvage_capture(corrupt, path) if corrupt else "nothing to salvage"
     except Exception as exc:  # the corrupt copy may be beyond reading: the backup alone must do
         salvaged = f"nothing readable ({type(exc).__name__}: {exc})"
     record: dict[str, object] = {

@@ -14,34 +14,70 @@ from urllib.parse import quote
 
 from claude_mem.store import db
 
-SESSIONS_SQL = "SELECT id, content_session_id, project, cwd, status, started_at, last_activity_at FROM sessions"
-PROMPTS_SQL = "SELECT session_id, prompt_number, text, private, created_at FROM prompts"
-EVENTS_SQL = ("SELECT event_key, session_id, kind, prompt_number, payload, status, attempts, last_error, created_at "
-              "FROM pending_events WHERE status != 'done'")
+SESSIONS = ("sessions", "id, content_session_id, project, cwd, status, started_at, last_activity_at", "")
+PROMPTS = ("prompts", "session_id, prompt_number, text, private, created_at", "")
+EVENTS = ("pending_events", "event_key, session_id, kind, prompt_number, payload, status, attempts, last_error, created_at",
+          "status != 'done'")
+# Past the last row found, probing stops after this many missing rowids (when the table's end is unknown).
+PROBE_GAP = 5_000
 
 
-def readable_rows(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
-    """Every row that can be read before the corruption stops the scan."""
-    rows: list[tuple[Any, ...]] = []
+def readable_rows(conn: sqlite3.Connection, table: str, columns: str, where: str = "") -> list[tuple[Any, ...]]:
+    """Every row of `table` stored on a readable page.
+
+    A plain scan stops at the first damaged page, losing every row after it. So when the scan fails,
+    each rowid is looked up on its own: a lookup only reads the pages on its path, and rows on
+    intact pages come back whatever is broken elsewhere.
+    """
+    condition = f" WHERE {where}" if where else ""
     try:
-        cursor = conn.execute(sql)
-        while True:
-            batch = cursor.fetchmany(500)
-            if not batch:
-                break
-            rows.extend(batch)
+        return conn.execute(f"SELECT {columns} FROM {table}{condition}").fetchall()
     except sqlite3.DatabaseError:
         pass
+    one = f"SELECT {columns} FROM {table} WHERE rowid = ?" + (f" AND ({where})" if where else "")
+    rows: list[tuple[Any, ...]] = []
+    last = _last_rowid(conn, table)
+    rowid, found_at = 0, 0
+    while rowid < (last if last is not None else found_at + PROBE_GAP):
+        rowid += 1
+        try:
+            row = conn.execute(one, (rowid,)).fetchone()
+        except sqlite3.DatabaseError:
+            continue
+        if row is not None:
+            rows.append(row)
+            found_at = rowid
+        elif last is None:
+            try:
+                if conn.execute(f"SELECT 1 FROM {table} WHERE rowid = ?", (rowid,)).fetchone() is not None:
+                    found_at = rowid  # there, but filtered out by `where`
+            except sqlite3.DatabaseError:
+                continue
     return rows
+
+
+def _last_rowid(conn: sqlite3.Connection, table: str) -> int | None:
+    """The table's largest rowid, when the pages leading to it (or `sqlite_sequence`) can be read."""
+    for sql, params in ((f"SELECT max(rowid) FROM {table}", ()), ("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,))):
+        try:
+            row = conn.execute(sql, params).fetchone()
+        except sqlite3.DatabaseError:
+            continue
+        if row is not None and row[0] is not None:
+            return int(row[0])
+    return None
 
 
 def salvage_capture(corrupt_path: str, target_path: str) -> dict[str, int]:
     """Copy readable capture rows from `corrupt_path` into `target_path`; returns counts inserted."""
     source = sqlite3.connect(f"file:{quote(corrupt_path)}?mode=ro", uri=True, timeout=10)
     try:
-        sessions = readable_rows(source, SESSIONS_SQL)
-        prompts = readable_rows(source, PROMPTS_SQL)
-        events = readable_rows(source, EVENTS_SQL)
+        # A truncated file is refused whole ("malformed") unless the schema checks are relaxed; the
+        # connection is read-only, so nothing can be written through it.
+        source.execute("PRAGMA writable_schema = ON")
+        sessions = readable_rows(source, *SESSIONS)
+        prompts = readable_rows(source, *PROMPTS)
+        events = readable_rows(source, *EVENTS)
     finally:
         source.close()
     counts = {"sessions": 0, "prompts": 0, "events": 0}

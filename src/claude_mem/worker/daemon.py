@@ -25,8 +25,9 @@ import psutil
 import uvicorn
 
 from claude_mem import settings as settings_module
+from claude_mem.domain import utc_stamp
 from claude_mem.runtime import discovery
-from claude_mem.store import backup
+from claude_mem.store import backup, integrity
 from claude_mem.worker.app import create_app
 from claude_mem.worker.context import WorkerContext
 
@@ -165,6 +166,19 @@ async def close_bus_on_exit(server: Server, ctx: WorkerContext) -> None:
     ctx.bus.close()
 
 
+def check_store(ctx: WorkerContext) -> None:
+    """Open (create, migrate) the database and rebuild a damaged full-text index, noting what was done."""
+    conn = ctx.connect()
+    try:
+        repair = integrity.repair_indexes(conn)
+    finally:
+        conn.close()
+    if repair.rebuilt:
+        ctx.store_notes.append(f"{utc_stamp()}: rebuilt the damaged search index(es) {', '.join(repair.rebuilt)}")
+    if repair.error:
+        ctx.service_errors["store"] = f"search index(es) {', '.join(repair.broken)} broken: {repair.error}"
+
+
 def run(lock_fd: int | None, lock_wait: float) -> int:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _early_stop)
@@ -180,9 +194,12 @@ def run(lock_fd: int | None, lock_wait: float) -> int:
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     ctx = WorkerContext(settings=values, data_dir=data_dir)
     try:
-        ctx.recovery = backup.recover_if_corrupt(data_dir) or discovery.read_recovery(data_dir)
+        recovered = backup.recover_if_corrupt(data_dir)
+        if recovered is not None:
+            ctx.store_notes.append(f"{recovered['at']}: {recovered['problem']}; {recovered['note']}")
+        ctx.recovery = recovered or discovery.read_recovery(data_dir)
         try:
-            ctx.connect().close()  # create or migrate the schema before any service needs it
+            check_store(ctx)  # create or migrate the schema, and repair its search indexes, before any service
         except Exception as exc:
             log.exception("cannot open the database")
             ctx.service_errors["database"] = f"{type(exc).__name__}: {exc}"

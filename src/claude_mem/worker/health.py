@@ -45,8 +45,10 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
     if database_error:
         problems["database"] = database_error
     warnings = await asyncio.to_thread(settings.problems, ctx.data_dir)
+    store = {"status": "degraded" if "store" in problems or "database" in problems
+             else "repaired" if ctx.store_notes else "ok", "notes": list(ctx.store_notes)}
     return {
-        "status": "degraded" if problems or warnings else "ok",
+        "status": "degraded" if problems or warnings or ctx.store_notes else "ok",
         "pid": ctx.pid,
         "version": ctx.version,
         "data_dir": ctx.data_dir,
@@ -56,6 +58,7 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
         "provider": await provider_health(ctx),
         "queue": queue,
         "problems": problems,
+        "store": store,  # repairs made since the worker started (restored backup, rebuilt index)
         "warnings": warnings,  # refused settings, each with the value used instead
         "recovery": ctx.recovery,
     }
