@@ -46,7 +46,7 @@ class ObserverService:
         self.ctx = ctx
         provider = self.provider or create_provider(ctx.settings)
         conn = ctx.connect()
-        released = queue.release_stale_claims(conn)
+        released = queue.release_stale_claims(conn, int(ctx.settings.get("max_attempts") or 3))
         if released:
             log.info("requeued %d events claimed by a previous worker", released)
         self.pipeline = Pipeline(conn, ctx.settings, provider, publish=ctx.bus.publish,

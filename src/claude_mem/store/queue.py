@@ -144,11 +144,19 @@ def release_batch(conn: sqlite3.Connection, batch: Batch) -> int:
     return count
 
 
-def release_stale_claims(conn: sqlite3.Connection) -> int:
-    """At worker start (single instance): every claim left is from a dead worker; requeue it now."""
+def release_stale_claims(conn: sqlite3.Connection, max_attempts: int) -> int:
+    """At worker start (single instance): every claim left is from a dead worker. Its attempt counts
+    (an event that kills the worker each time must not be retried forever): requeued now, or
+    `failed` once it has used `max_attempts`."""
+    error = "the worker stopped mid-batch (killed or crashed) during attempt ' || attempts || ' of ' || ? || '"
     with transaction(conn):
         count: int = conn.execute(
-            "UPDATE pending_events SET status = 'pending', lease_until = NULL WHERE status = 'claimed'"
+            f"UPDATE pending_events SET status = 'failed', lease_until = NULL, processed_at = ?, last_error = '{error}'"
+            " WHERE status = 'claimed' AND attempts >= ?", (iso(), max_attempts, max_attempts),
+        ).rowcount
+        count += conn.execute(
+            f"UPDATE pending_events SET status = 'pending', lease_until = NULL, last_error = '{error}'"
+            " WHERE status = 'claimed'", (max_attempts,),
         ).rowcount
     return count
 
