@@ -2,6 +2,15 @@
 
 import os
 
+# Everything claude-mem writes (database, WAL, backups, spool, logs, quarantine, settings, worker.json)
+# is its user's alone: files 0600, directories 0700.
+PRIVATE_UMASK = 0o077
+
+
+def private_files() -> None:
+    """Set the process umask so every file and directory it creates from now on is owner-only."""
+    os.umask(PRIVATE_UMASK)
+
 DB_FILENAME = "claude-mem.db"
 SETTINGS_FILENAME = "settings.json"
 WORKER_INFO = "worker.json"

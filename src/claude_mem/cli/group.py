@@ -4,7 +4,7 @@ import sqlite3
 
 import click
 
-from claude_mem import __version__
+from claude_mem import __version__, paths
 from claude_mem.settings import SettingsError
 
 
@@ -33,4 +33,5 @@ def cli() -> None:
 
     Data lives in ~/.claude-mem-py (set CLAUDE_MEM_DATA_DIR to move it).
     """
+    paths.private_files()
 

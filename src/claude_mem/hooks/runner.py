@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from claude_mem import settings
+from claude_mem import paths, settings
 from claude_mem.capture import diagnostics, payload
 from claude_mem.capture.payload import BadInput, Unregistered
 from claude_mem.domain import TURN_KINDS
@@ -210,6 +210,7 @@ def usage(hook: str | None = None) -> str:
 
 def run_from_argv(argv: list[str]) -> int:
     """Entry for `claude-mem hook …` and the plugin launcher. Exit code 0, whatever happens."""
+    paths.private_files()
     if not argv or argv[0] in HELP_FLAGS or any(arg in HELP_FLAGS for arg in argv[1:]):
         # Usage without click (the plugin runs this with `python3 -I -S`, where click is absent):
         # asked for, on stdout; a call with no hook name is a mistake, so on stderr. Exit 0 either way.

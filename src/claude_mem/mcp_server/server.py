@@ -16,7 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from claude_mem import __version__, settings
+from claude_mem import __version__, paths, settings
 from claude_mem import project as projects
 from claude_mem.mcp_server import answers
 from claude_mem.recall.common import RecallError
@@ -166,4 +166,5 @@ def build_server() -> MCPServer:
 
 def main() -> None:
     """Serve over stdio until the client closes the pipe."""
+    paths.private_files()
     build_server().run("stdio")

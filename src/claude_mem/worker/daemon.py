@@ -24,6 +24,7 @@ from collections.abc import Iterator
 import psutil
 import uvicorn
 
+from claude_mem import paths
 from claude_mem import settings as settings_module
 from claude_mem.domain import utc_stamp
 from claude_mem.runtime import discovery
@@ -180,6 +181,7 @@ def check_store(ctx: WorkerContext) -> None:
 
 
 def run(lock_fd: int | None, lock_wait: float) -> int:
+    paths.private_files()
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _early_stop)
     data_dir = settings_module.data_dir()
