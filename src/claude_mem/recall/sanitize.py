@@ -1,8 +1,11 @@
 """Stored text is data, not instructions: make it single-line, short and inert. Stdlib only.
 
-Everything injected into a Claude Code session passes through `clean`: newlines and control
-characters become spaces, angle brackets become look-alike quotes (so `<system-reminder>` or
-`</…>` can never open or close a tag), and hook banners and role prefixes lose their shape.
+Everything injected into a Claude Code session passes through `clean`: Unicode is normalised
+(NFKC, so full-width `＜system＞` is `<system>`) and stripped of zero-width and bidi controls (so
+`Sys\u200btem:` is `System:` and no text reads backwards); newlines and control characters become
+spaces; angle brackets become look-alike quotes (so `<system-reminder>` or `</…>` can never open or
+close a tag); hook banners and role prefixes lose their shape; and instruction-like phrases
+("ignore all previous instructions", "you are now …") are quoted as what they are: stored text.
 """
 
 import re
@@ -20,6 +23,17 @@ _ROLE_PREFIX = re.compile(
     r"\b(system|human|assistant|user|developer|claude|tool|function)(\s*):", re.IGNORECASE
 )
 _FENCE = re.compile(r"`{3,}")
+# Invisible characters that hide or reorder text: zero-width, word joiner, BOM, bidi embeddings,
+# overrides, isolates and marks.
+_INVISIBLE = re.compile(r"[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u061c\ufeff\u180e]+")
+_INSTRUCTION = re.compile(
+    r"\b(?:(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|the\s+|your\s+|every\s*)*"
+    r"(?:previous|prior|above|earlier|preceding|former|existing|system)?\s*"
+    r"(?:instructions?|prompts?|rules?|messages?|context|directives?|guidelines?)"
+    r"|you\s+are\s+now\b|from\s+now\s+on\b|new\s+(?:instructions?|rules?|system\s+prompt)\b"
+    r"|system\s+prompt\b|act\s+as\s+(?:if|an?|the)\b|pretend\s+(?:to\s+be|you\s+are)\b)",
+    re.IGNORECASE,
+)
 
 
 def clean(value: object, limit: int = 200) -> str:
@@ -27,11 +41,16 @@ def clean(value: object, limit: int = 200) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else str(value)
+    if not text.isascii():
+        import unicodedata  # only non-ASCII text pays for it (this runs in the session-start hook)
+
+        text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
     text = _CONTROL.sub(" ", text)
     text = text.replace("<", "\u2039").replace(">", "\u203a")
     text = _FENCE.sub("'", text)
     text = _HOOK_BANNER.sub(r"\1-\3", text)
     text = _ROLE_PREFIX.sub(r"\1 -", text)
+    text = _INSTRUCTION.sub(lambda match: f"(quoted: \u201c{match.group(0).lower()}\u201d)", text)
     text = _SPACES.sub(" ", text).strip()
     if len(text) > limit:
         text = text[: max(limit - 1, 0)].rstrip() + "\u2026"
