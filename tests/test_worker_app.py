@@ -115,9 +115,9 @@ def test_own_origin_and_no_origin_may_change_settings(client, data_dir):
     assert settings.read_file(str(data_dir))["backups_keep"] == 3
 
 
-def test_reads_from_foreign_origin_get_no_cors_headers(client):
+def test_reads_from_foreign_origin_are_refused_without_cors_headers(client):
     response = client.get("/health", headers={"origin": "http://evil.example"})
-    assert response.status_code == 200
+    assert response.status_code == 403  # even a read: it may have effects, and it is not theirs to read
     assert not any(name.lower().startswith("access-control-") for name in response.headers)
     preflight = client.options("/api/settings", headers={
         "origin": "http://evil.example", "access-control-request-method": "PUT"})

@@ -45,22 +45,29 @@ def parse_time(text: str, end_of_day: bool = False, now: "object | None" = None)
     from datetime import datetime, timedelta, timezone
 
     raw = (text or "").strip()
-    relative = re.match(r"^(\d+)\s*([mhdw])$", raw, re.IGNORECASE)
+    problem = RecallError(f"not a date or time: {raw[:40]!r} (use 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w)")
+    relative = re.match(r"^(\d{1,9})\s*([mhdw])$", raw, re.IGNORECASE)
     if relative:
         unit = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}[relative.group(2).lower()]
         base = now if isinstance(now, datetime) else datetime.now(timezone.utc)
-        return iso_from(base - timedelta(**{unit: int(relative.group(1))}))
+        try:
+            return iso_from(base - timedelta(**{unit: int(relative.group(1))}))
+        except OverflowError:
+            raise RecallError(f"{raw!r} reaches back before year 1") from None
+    if len(raw) > 40:
+        raise problem
     try:
         moment = datetime.fromisoformat(raw.replace("Z", "+00:00") if raw.endswith("Z") else raw)
     except ValueError:
-        raise RecallError(
-            f"not a date or time: {text!r} (use 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w)"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # naive input means the user's local time
-    if end_of_day and len(raw) == 10:
-        moment += timedelta(days=1)
-    return iso_from(moment)
+        raise problem from None
+    try:
+        if moment.tzinfo is None:
+            moment = moment.astimezone()  # naive input means the user's local time
+        if end_of_day and len(raw) == 10:
+            moment += timedelta(days=1)
+        return iso_from(moment)
+    except (OverflowError, ValueError):  # 9999-12-31 plus a day, 0001-01-01 minus an offset
+        raise RecallError(f"{raw!r} is out of range") from None
 
 
 # -- names ------------------------------------------------------------------------------------------
@@ -102,11 +109,19 @@ def parse_ref(text: object) -> "tuple[str, int]":
     """`12`/`#12` → observation, `S3` → summary, `P7` → prompt."""
     import re
 
-    match = re.fullmatch(_REF_PATTERN, str(text).strip())
+    match = re.fullmatch(_REF_PATTERN, str(text).strip()[:40])
     if not match:
-        raise RecallError(f"not an id: {text!r} (use 12 or #12 for an observation, S3 for a summary, P7 for a prompt)")
+        raise RecallError(f"not an id: {str(text)[:40]!r} (use 12 or #12 for an observation, S3 for a summary, "
+                          "P7 for a prompt)")
     kind = {"s": "summary", "p": "prompt"}.get((match.group(1) or "").lower(), "observation")
-    return kind, int(match.group(2))
+    number = int(match.group(2))
+    if number > MAX_ID:
+        raise RecallError(f"id {number} is out of range (ids are at most {MAX_ID})")
+    return kind, number
+
+
+# SQLite's largest integer: an id beyond it cannot exist (and would not even bind).
+MAX_ID = 2**63 - 1
 
 
 # -- observer providers ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from rich.table import Table
 from claude_mem import settings
 from claude_mem.cli.group import cli
 from claude_mem.cli.output import console, emit_json
-from claude_mem.domain import EVENT_STATUSES
+from claude_mem.domain import EVENT_STATUSES, MAX_ID
 from claude_mem.store import db, stats
 from claude_mem.store import queue as event_queue
 
@@ -71,7 +71,7 @@ def queue(ctx: click.Context, status: str, session: str | None, limit: int, as_j
 
 
 @queue.command()
-@click.argument("ids", nargs=-1, type=int)
+@click.argument("ids", nargs=-1, type=click.IntRange(1, MAX_ID))
 @click.option("--all", "all_failed", is_flag=True, help="Requeue every failed event.")
 def retry(ids: tuple[int, ...], all_failed: bool) -> None:
     """Put failed events back in the queue with fresh attempts.

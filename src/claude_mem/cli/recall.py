@@ -15,7 +15,7 @@ from claude_mem import project as projects
 from claude_mem import settings
 from claude_mem.cli.group import cli
 from claude_mem.cli.output import console, emit_json
-from claude_mem.domain import OBSERVATION_TYPES
+from claude_mem.domain import MAX_ID, OBSERVATION_TYPES
 from claude_mem.index.query import KINDS, MAX_LIMIT, MODES, ORDERS, SearchQuery
 from claude_mem.index.search import search as run_search
 from claude_mem.recall import context as session_context
@@ -234,7 +234,7 @@ def remember(text: str, kind: str, title: str | None, project: str | None, as_js
 
 
 @cli.command()
-@click.argument("ids", nargs=-1, type=click.IntRange(1))
+@click.argument("ids", nargs=-1, type=click.IntRange(1, MAX_ID))
 @click.option("--session", help="Forget one Claude Code session (its id) with everything captured in it.")
 @click.option("--project", help="Forget everything stored for a project (key, display name or path).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")

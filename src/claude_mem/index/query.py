@@ -18,6 +18,8 @@ MODES = ("keyword",)
 KINDS = RECORD_KINDS
 ORDERS = ("relevance", "newest", "oldest")
 MAX_LIMIT = 500
+# Past any store's size, and within SQLite's integers.
+MAX_OFFSET = 10**12
 DEFAULT_LIMIT = 20
 
 
@@ -91,8 +93,8 @@ class SearchQuery:
         _one_of("order", order, ORDERS)
         if not 0 < limit <= MAX_LIMIT:
             raise RecallError(f"limit must be 1..{MAX_LIMIT}, not {limit}")
-        if offset < 0:
-            raise RecallError(f"offset must be ≥ 0, not {offset}")
+        if not 0 <= offset <= MAX_OFFSET:
+            raise RecallError(f"offset must be 0..{MAX_OFFSET}, not {offset}")
         filters = SearchFilters(
             project=project or None, types=wanted_types, file=file or None, concept=concept or None,
             since=_time("since", since), until=_time("until", until, end_of_day=True),

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from claude_mem.domain import parse_time
+from claude_mem.domain import MAX_ID, parse_time
 from claude_mem.index.query import MAX_LIMIT, SearchQuery
 from claude_mem.recall.common import RecallError, resolve_project
 from claude_mem.store import db
@@ -116,8 +116,8 @@ async def json_body(request: Request) -> object:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY:
         raise HTTPException(413, f"request body over {MAX_BODY} bytes")
-    body = b""
-    async for chunk in request.stream():
+    body = bytearray()
+    async for chunk in request.stream():  # read as it arrives: a chunked body declares no length
         body += chunk
         if len(body) > MAX_BODY:
             raise HTTPException(413, f"request body over {MAX_BODY} bytes")
@@ -133,8 +133,8 @@ def id_list(value: object, name: str = "ids") -> list[int]:
         raise HTTPException(400, f"{name} must be a non-empty list of ids")
     if len(value) > MAX_IDS:
         raise HTTPException(400, f"at most {MAX_IDS} {name} per request")
-    if not all(isinstance(item, int) and not isinstance(item, bool) and item > 0 for item in value):
-        raise HTTPException(400, f"{name} must be positive integers")
+    if not all(isinstance(item, int) and not isinstance(item, bool) and 0 < item <= MAX_ID for item in value):
+        raise HTTPException(400, f"{name} must be positive integers (at most {MAX_ID})")
     return list(value)
 
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from claude_mem import settings
-
-MAX_BODY = 64 * 1024
+from claude_mem.worker.routes_common import json_body
 
 
 def effective(data_dir: str) -> dict[str, object]:
@@ -24,15 +21,7 @@ async def get_settings(request: Request) -> Response:
 
 async def put_settings(request: Request) -> Response:
     """Validate and write `{key: value}`; takes effect for new processes (the worker keeps its own)."""
-    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-        raise HTTPException(415, "send a JSON object with Content-Type: application/json")
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        raise HTTPException(413, f"request body over {MAX_BODY} bytes")
-    try:
-        changes = json.loads(body)
-    except ValueError as exc:
-        raise HTTPException(400, f"not JSON: {exc}") from exc
+    changes = await json_body(request)
     if not isinstance(changes, dict) or not changes:
         raise HTTPException(400, "expected a non-empty JSON object of settings")
     data_dir = request.app.state.ctx.data_dir

@@ -1,7 +1,8 @@
 """Security at the door of every request, before routing (DESIGN §7).
 
 - A `Host` that is not 127.0.0.1/localhost (with any port) is refused: DNS rebinding.
-- A state-changing request whose `Origin` is present and not the worker's own is refused: CSRF.
+- A request whose `Origin` is present and not the worker's own is refused, whatever its method: CSRF,
+  and no side effect (a fetch counted) or read through a victim's browser.
 - No CORS headers are ever sent, so other origins cannot read responses.
 - Errors are `{"error": {"code", "message"}}` with a proper status; internals never leak.
 """
@@ -19,7 +20,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 log = logging.getLogger("claude_mem.worker")
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SECURITY_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
@@ -69,11 +69,12 @@ class SecurityMiddleware:
             await self.refuse(send, "forbidden_host", "requests must be addressed to 127.0.0.1 or localhost")
             return
         origin = headers.get("origin")
-        if scope["method"] not in SAFE_METHODS and origin is not None:
-            if not origin_is_own(origin, self.port_of()):  # type: ignore[operator]
-                log.warning("refused %s %s from Origin %r", scope["method"], scope["path"], origin)
-                await self.refuse(send, "forbidden_origin", "cross-origin requests may not change anything")
-                return
+        # Any method: even a GET has effects (an observation read counts a fetch), and a page on
+        # another site has no business reading memory through a victim's browser.
+        if origin is not None and not origin_is_own(origin, self.port_of()):  # type: ignore[operator]
+            log.warning("refused %s %s from Origin %r", scope["method"], scope["path"], origin)
+            await self.refuse(send, "forbidden_origin", "cross-origin requests are refused")
+            return
 
         async def send_with_headers(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
