@@ -126,6 +126,8 @@ _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("authorization", ("bearer",), r"(?i)bearer\s+(?P<s>(?=[a-z0-9_\-.~+/]*[0-9])[a-z0-9_\-.~+/]{16,}=*)"),
     ("cookie", ("cookie",), r"(?i)cookie\s*:\s*(?P<s>[^\r\n\"']+)"),
     ("netrc", ("password",), r"(?i)login\s+\S+\s+(?:[+\-]\s*)?password\s+(?P<s>\S+)"),
+    # .netrc's `password` on a line of its own (other tokens, or patch lines, between it and `login`)
+    ("netrc", ("machine",), r"(?im)^[+\- ]?[ \t]*password[ \t]+(?P<s>\S+)"),
     ("docker-auth", ('"auth"',), r"\"auth\"\s*:\s*\"(?P<s>[A-Za-z0-9+/=]{8,})\""),
     ("npm-auth", ("_auth",), r"(?i)_auth\s*=\s*(?P<s>\S{8,})"),
     ("password-flag", ("mysql", "mariadb"),
