@@ -144,3 +144,21 @@ def test_a_foreign_origin_cannot_read_or_count_a_fetch(seeded_dir):
         assert client.get(f"/api/observations/{first}", headers={"origin": BASE}).status_code == 200  # the viewer
         assert client.get(f"/api/observations/{first}").status_code == 200  # CLI, MCP: no Origin
         assert fetch_count(seeded_dir, first) == before + 2
+
+
+def test_credentials_inside_base_urls_are_masked_on_every_surface(seeded_dir, monkeypatch):
+    password, key = "hunter2-" + "Zq9" * 5, "k3y" * 8
+    url = f"https://bob:{password}@proxy.example/v1?api_key={key}"
+    monkeypatch.setenv("CLAUDE_MEM_ANTHROPIC_BASE_URL", url)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["settings", "set", "openai_base_url", url]).exit_code == 0
+    assert runner.invoke(cli, ["settings", "set", "max_attempts", "zero"]).exit_code != 0
+    outputs = [runner.invoke(cli, ["settings", "set", "openai_base_url", url]).output,
+               runner.invoke(cli, ["settings"]).output, runner.invoke(cli, ["settings", "--json"]).output,
+               runner.invoke(cli, ["status"]).output]
+    ctx = make_ctx(seeded_dir, backup_interval_hours=0)
+    with TestClient(create_app(ctx, services=[]), base_url=BASE) as client:
+        outputs += [client.get("/api/settings").text, client.get("/health").text]
+    for output in outputs:
+        assert password not in output and key not in output, output[:300]
+    assert any("proxy.example" in output for output in outputs)

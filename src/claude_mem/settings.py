@@ -244,7 +244,8 @@ def _shown(key: str, value: object) -> str:
     """A value as messages quote it: secrets masked, None as "unset"."""
     if value is None:
         return "unset"
-    return MASK if is_secret(key) and value else repr(value)
+    shown = display(key, value)
+    return MASK if shown == MASK else repr(shown)
 
 
 def read_file(directory: "str | None" = None) -> "dict[str, Any]":
@@ -326,8 +327,20 @@ def source_of(key: str, directory: "str | None" = None) -> str:
 
 
 def masked(values: "dict[str, Any]") -> "dict[str, Any]":
-    """A copy safe to display: every non-empty secret replaced by a mask."""
-    return {key: (MASK if is_secret(key) and value else value) for key, value in values.items()}
+    """A copy safe to display (see `display`)."""
+    return {key: display(key, value) for key, value in values.items()}
+
+
+def display(key: str, value: object) -> object:
+    """A value safe to show: a non-empty secret masked, and a credential inside any other value
+    (`https://user:pw@proxy`, `?api_key=…` in a base URL) redacted."""
+    if is_secret(key) and value:
+        return MASK
+    if isinstance(value, str):
+        from claude_mem import privacy
+
+        return privacy.redact(value)
+    return value
 
 
 def update_file(changes: "dict[str, object]", directory: "str | None" = None) -> "dict[str, Any]":

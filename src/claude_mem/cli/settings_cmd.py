@@ -62,7 +62,7 @@ def settings_set(key: str, value: str) -> None:
     The value is checked first (type, range, choices); a refused one is an error and nothing is written.
     """
     stored = settings.update_file({key: value})[key]
-    shown = settings.MASK if settings.is_secret(key) and stored else _text(stored)
+    shown = _text(settings.display(key, stored))
     click.echo(f"{key} = {shown}  ({settings.settings_path()})")
     env_name = settings.ENV_PREFIX + key.upper()
     if settings.source_of(key) == "env":

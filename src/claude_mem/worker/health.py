@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from claude_mem import settings
+from claude_mem import privacy, settings
 from claude_mem.store import stats
 from claude_mem.worker.context import WorkerContext
 
@@ -21,7 +21,7 @@ async def provider_health(ctx: WorkerContext) -> dict[str, object]:
         try:
             reported = await asyncio.wait_for(ctx.provider_health(), timeout=5.0)
             return {"name": str(reported.get("name", name)), "ok": bool(reported.get("ok")),
-                    "reason": str(reported.get("reason", ""))}
+                    "reason": privacy.redact(str(reported.get("reason", "")))}  # may quote a base URL
         except Exception as exc:
             return {"name": name, "ok": False, "reason": f"health check failed: {type(exc).__name__}: {exc}"}
     return {"name": name, "ok": False, "reason": "no observer service is running in this worker"}
