@@ -150,7 +150,8 @@ def handle(hook: str, raw: bytes, env: dict) -> int:
     except Unregistered:
         return 0
     config = settings.load(data_dir)
-    if event in ("PostToolUse", "PostToolUseFailure") and incoming.get("tool_name") in config["skip_tools"]:
+    tool_name = incoming.get("tool_name")
+    if event in ("PostToolUse", "PostToolUseFailure") and isinstance(tool_name, str) and tool_name in config["skip_tools"]:
         return 0
     from claude_mem.project import project_for
 
@@ -226,10 +227,21 @@ def run_from_argv(argv: list[str]) -> int:
         return 0
     try:
         raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
-        return handle(hook, raw, dict(os.environ))
+    except Exception as exc:  # noqa: BLE001 - a hook must never fail Claude Code
+        _stderr(hook, f"cannot read stdin ({type(exc).__name__}); nothing captured")
+        return 0
+    return handle_safely(hook, raw, dict(os.environ))
+
+
+def handle_safely(hook: str, raw: bytes, env: dict) -> int:
+    """`handle`, and on any internal error a log line and a quarantine copy: no input just vanishes."""
+    try:
+        return handle(hook, raw, env)
     except Exception as exc:  # noqa: BLE001 - a hook must never fail Claude Code
         try:
-            diagnostics.log(settings.data_dir(), hook, f"internal error: {type(exc).__name__}: {exc}")
+            data_dir = settings.data_dir()
+            copy = diagnostics.quarantine(data_dir, hook, raw)
+            diagnostics.log(data_dir, hook, f"internal error: {type(exc).__name__}: {exc}; copy in {copy}")
         except Exception:  # noqa: BLE001
             pass
         _stderr(hook, f"internal error ({type(exc).__name__}); see logs/hooks.log")
