@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 # Debian packages the tests need; installed by scripts/system-deps.sh when missing.
 SYSTEM_PACKAGES := chromium
 
-.PHONY: demo test check bench clean
+.PHONY: demo test check bench soak clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ test: $(STAMP) check
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# Not in CI: 10,000 hooks, 100 kill -9 of the worker, random damage; prints the zeros (lost events,
+# duplicates, orphans, secrets found). `make soak SOAK_ARGS=--quick` for a one-minute version.
+soak: $(STAMP)
+	$(BIN)/python -m bench.soak $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist

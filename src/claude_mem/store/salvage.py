@@ -1,9 +1,10 @@
 """Rescue the capture tables of a corrupt database into the restored one (best effort).
 
 After a restore from backup, what the hooks captured since that backup would be lost. Whatever rows
-of `sessions`, `prompts` and unfinished `pending_events` can still be read from the corrupt copy are
-inserted with `INSERT OR IGNORE` (rows the backup already has stay as they are), so the queue
-survives and the observer redoes those events.
+of `sessions`, `prompts` and `pending_events` can still be read from the corrupt copy are inserted
+with `INSERT OR IGNORE` (rows the backup already has stay as they are). Events are queued again —
+even those observed before the damage, since their observations went with the corrupt copy — so
+the observer redoes them and the memory since the backup comes back.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from claude_mem.store import db
 SESSIONS = ("sessions", "id, content_session_id, project, cwd, status, started_at, last_activity_at", "")
 PROMPTS = ("prompts", "session_id, prompt_number, text, private, created_at", "")
 EVENTS = ("pending_events", "event_key, session_id, kind, prompt_number, payload, status, attempts, last_error, created_at",
-          "status != 'done'")
+          "")
 # Past the last row found, probing stops after this many missing rowids (when the table's end is unknown).
 PROBE_GAP = 5_000
 
@@ -115,7 +116,8 @@ def salvage_capture(corrupt_path: str, target_path: str) -> dict[str, int]:
                         "attempts, last_error, created_at) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
                         (event_key, new_id[session_id], kind, prompt_number, payload,
-                         "failed" if status == "failed" else "pending", attempts or 0, last_error, created_at),
+                         "failed" if status == "failed" else "pending", attempts if status == "failed" else 0,
+                         last_error, created_at),
                     ).rowcount
                 except sqlite3.IntegrityError:  # a kind this schema does not know: not ours to invent
                     continue
