@@ -1,4 +1,5 @@
-"""`python -m bench [NAME…] [--quick]`: run every benchmark (or the named ones), print one JSON report.
+"""`python -m bench [NAME…] [--quick]`: run every benchmark (or the named ones); one table of every
+figure beside its budget on stderr, the whole JSON report on stdout.
 
 Options (words starting with `--`) are passed to every benchmark's `main`.
 """
@@ -23,8 +24,64 @@ def main(argv: list[str]) -> int:
     for name in wanted:
         print(f"running bench {name} …", file=sys.stderr, flush=True)
         report[name] = importlib.import_module(f"bench.bench_{name}").main(options)
+    print_table(report)
     print(json.dumps(report, indent=2))
     return 0
+
+
+def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
+    """(figure, value, budget, within) for every figure that has a budget or is worth a line."""
+    found: list[tuple[str, str, str, bool | None]] = []
+    hooks = report.get("hooks")
+    if hooks:
+        for name in ("as_installed", "resolved_interpreter"):
+            ratio = hooks[name]["ratio"]
+            found.append((f"post-tool hook, 100 KB Read ({name.replace('_', ' ')})",
+                          f"{hooks[name]['hook_ms_median']} ms = {ratio}× bare python",
+                          f"≤ {hooks['budget_ratio']}× bare", ratio <= hooks["budget_ratio"]))
+    recall = report.get("recall")
+    if recall:
+        budgets = recall["budgets"]
+        for size, figures in recall["session_start"].items():
+            found.append((f"session-start hook, {int(size):,} observations", f"{figures['hook_p50_ms']} ms p50",
+                          f"≤ {budgets['session_start_10k_ms']} ms", figures["hook_p50_ms"] <= budgets["session_start_10k_ms"]))
+        for size, figures in recall["search"].items():
+            found.append((f"search, {int(size):,} observations (in process)",
+                          f"{figures['p50_ms']} ms p50 = {figures['ratio_to_bare_fts5']}× bare FTS5",
+                          f"≤ {budgets['search_p50_100k_ms']} ms", figures["p50_ms"] <= budgets["search_p50_100k_ms"]))
+        context = recall["context_50"]
+        found.append(("session-start context, 50 observations", f"{context['tokens']} tokens",
+                      f"≤ {context['budget_tokens']} tokens", context["tokens"] <= context["budget_tokens"]))
+    tokens = report.get("observer_tokens")
+    if tokens:
+        for name in ("session-edit", "synthetic-200"):
+            wire = tokens[name]["anthropic_wire"]
+            found.append((f"observer input tokens / tool event ({name})",
+                          f"{wire['batched']['input_tokens_per_event']} batched vs "
+                          f"{wire['one_event_per_call']['input_tokens_per_event']} one per call",
+                          "batched < one per call", wire["ratio"] < 1))
+    worker = report.get("worker")
+    if worker:
+        found.append((f"capture: {worker['hook_calls']} hooks, 16 at a time", f"{worker['lost_events']} lost, "
+                      f"{worker['locked_messages']} locked", "0 lost, 0 locked",
+                      worker["lost_events"] == 0 and worker["locked_messages"] == 0))
+        found.append(("capture throughput", f"{worker['capture_calls_per_s']} hook calls/s", "", None))
+        found.append(("observer throughput (offline provider)", f"{worker['observer_events_per_s']} events/s", "", None))
+        found.append(("worker resident memory", f"{worker['worker_rss_mb']} MB", f"≤ {worker['memory_budget_mb']} MB",
+                      worker["worker_rss_mb"] <= worker["memory_budget_mb"]))
+    return found
+
+
+def print_table(report: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="claude-mem benchmarks (JSON on stdout)")
+    for column in ("figure", "value", "budget", ""):
+        table.add_column(column)
+    for figure, value, budget, within in rows(report):
+        table.add_row(figure, value, budget, "" if within is None else "✓" if within else "✗ over")
+    Console(stderr=True).print(table)
 
 
 if __name__ == "__main__":

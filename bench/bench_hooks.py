@@ -1,10 +1,10 @@
 """The post-tool hook, run exactly as hooks/hooks.json runs it, against a bare `python -c pass`.
 
 The hook command is taken from hooks/hooks.json (shell form, `${CLAUDE_PLUGIN_ROOT}` set to this
-checkout, `python3` resolved on PATH like Claude Code does) and fed a PostToolUse payload with a
-100 KB `tool_response`, a new `tool_use_id` each run so every run really inserts. Baseline: the
-same `python3` running `-c pass` through the same shell, interleaved run by run so machine noise
-hits both alike. Budget (DESIGN §11): hook median ≤ 2.5 × baseline median.
+checkout, `python3` resolved on PATH like Claude Code does) and fed the PostToolUse of a Read whose
+content is 100 KB of source code (what redaction works hardest on), a new `tool_use_id` each run so
+every run really inserts. Baseline: the same `python3` running `-c pass` through the same shell,
+interleaved run by run so machine noise hits both alike. Budget (DESIGN §11): hook median ≤ 2.5 × baseline median.
 
 Because `python3` may be a wrapper (a pyenv shim costs tens of ms) and `site` may import a lot
 (`.pth` files), the report also gives the same comparison with the resolved interpreter called
@@ -36,12 +36,30 @@ def hook_command(hook: str = "post-tool") -> str:
     raise KeyError(hook)
 
 
+def source_text(size: int) -> str:
+    """`size` characters of this project's own source: ordinary code, full of the words (`token`, `key`,
+    `password`, `secret`, URLs) that make the redactor look twice."""
+    parts, total = [], 0
+    for root, _dirs, names in sorted(os.walk(os.path.join(REPO, "src", "claude_mem"))):
+        for name in sorted(names):
+            if name.endswith(".py") and name != "privacy.py":
+                with open(os.path.join(root, name), encoding="utf-8") as handle:
+                    parts.append(handle.read())
+                total += len(parts[-1])
+        if total >= size:
+            break
+    return "".join(parts)[:size]
+
+
+SOURCE = source_text(RESPONSE_BYTES)
+
+
 def payload(index: int) -> bytes:
-    path = os.path.join(REPO, "tests", "fixtures", "hook-payloads", "session-edit", "06-PostToolUse.Bash.json")
+    """A PostToolUse of a Read whose file content is ~100 KB of source code."""
+    path = os.path.join(REPO, "tests", "fixtures", "hook-payloads", "session-edit", "05-PostToolUse.Read.json")
     with open(path, encoding="utf-8") as handle:
         data = json.load(handle)
-    line = "drwxr-xr-x  2 dev dev 4096 Nov 22 01:34 some/path/file_name.py  # build output\n"
-    data["tool_response"]["stdout"] = (line * (RESPONSE_BYTES // len(line) + 1))[:RESPONSE_BYTES]
+    data["tool_response"] = {"type": "text", "file": {"filePath": "/home/dev/proj/module.py", "content": SOURCE}}
     data["tool_use_id"] = f"toolu_bench_{index:06d}"
     return json.dumps(data).encode()
 
