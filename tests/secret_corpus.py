@@ -171,6 +171,10 @@ def _build() -> list[tuple[str, str, str]]:
     pgp_line = rnd(B64, 64)
     items.append(("pgp-private-key", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n" + rnd(B64, 64) + "\n" + pgp_line
                   + "\n=" + rnd(B64, 4) + "\n-----END PGP PRIVATE KEY BLOCK-----", pgp_line))
+    add("sonarqube", "sq" + "u_" + rnd(HEX, 40), "sonar.login={}")
+    add("launchdarkly", "sdk-" + str(uuid.UUID(int=_rng.getrandbits(128))), "ldclient.set_config(Config('{}'))")
+    add("bcrypt-hash", "$2y$10$" + rnd(ALNUM + "./", 53), "admin:{}")
+    add("requests-auth-tuple", mixed(18), "requests.get(url, auth=('deploy', '{}'))")
     add("jwt", "ey" + "JhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "ey" + "J" + rnd(URLSAFE, 40) + "." + rnd(URLSAFE, 43),
         "token = '{}'")
     return items
@@ -238,6 +242,8 @@ LOOKALIKES = [
     "2026-11-23T10:15:30.123Z INFO request_id=" + rnd(HEX, 32) + " done",
     "/usr/lib/python3.11/site-packages/claude_mem/privacy.py",
     "KEYCLOAK_URL=https://auth.example.com/realms/dev",
+    "the plan costs $25.00 a month, $2 per seat",
+    "requests.get(url, auth=(user, password))",
     "tokens = tokenizer.encode(text)",
     "const passwordInput = document.getElementById('password');",
     "AUTH_PROVIDER=github",

@@ -97,6 +97,11 @@ _TOKEN_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("google", ("ya29.",), r"\bya29\.[0-9A-Za-z_\-]{20,}"),
     ("google", ("1//0",), r"(?<![0-9A-Za-z])1//0[0-9A-Za-z_\-]{40,}"),
     ("jwt", ("eyJ",), r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ("sonarqube", ("squ_", "sqp_", "sqa_"), r"\bsq[upa]_[a-f0-9]{40}\b"),
+    ("launchdarkly", ("sdk-", "mob-"), r"\b(?:sdk|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
+    # password hashes (bcrypt, argon2, sha-crypt): offline-crackable, so as good as the password
+    ("password-hash", ("$2", "$argon2", "$6$", "$5$"),
+     r"\$(?:2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}|argon2(?:id|i|d)\$[^\s\"']{20,}|[56]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86})"),
     ("discord", (), r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}\b"),
 )
 
@@ -136,6 +141,8 @@ _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("password-flag", ("redis-cli",), r"redis-cli\b[^\n|;&]*?\s-a\s+" + _VALUE),
     ("password-flag", ("login",), r"login\b[^\n|;&]*?\s-p\s+" + _VALUE),
     ("password-flag", ("pass:",), r"pass:(?P<s>[^\s\"']+)"),
+    # requests' auth=("user", "pw"), HTTPBasicAuth("user", "pw")
+    ("basic-auth", ("auth",), r"(?i)auth\w*\s*(?:=\s*|\()\(?\s*[\"'][^\"'\n]+[\"']\s*,\s*[\"'](?P<s>[^\"'\n]{6,})[\"']"),
     ("password-flag", ("-u", "--user"), r"-(?:u|-user|-proxy-user)[\s=]*[\"']?[^\s:\"'/]+:(?P<s>[^\s\"'@]+)"),
 )
 # Rules whose match must begin a word (checked in code: a leading `\b` would cost the literal fast path).
