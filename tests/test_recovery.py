@@ -276,6 +276,7 @@ def test_the_worker_repairs_the_index_at_start_and_health_says_so(worker_env):  
     health = json.loads(run_cli("worker", "status", "--json").stdout)["health"]
     assert health["status"] == "degraded"
     assert health["store"]["status"] == "repaired" and "observations_fts" in health["store"]["notes"][0]
+    assert "store repaired:" in run_cli("status").stdout and "observations_fts" in run_cli("worker", "status").stdout
 
 
 def test_the_worker_restores_a_deleted_database_and_health_says_so(worker_env):  # noqa: F811

@@ -37,6 +37,8 @@ def describe_report(report: dict[str, Any], shown_warnings: Collection[str] = ()
             lines.append("  queue: " + ", ".join(f"{count} {name}" for name, count in queue.items()))
         for name, problem in (health.get("problems") or {}).items():
             lines.append(f"  problem in {name}: {problem}")
+        for note in (health.get("store") or {}).get("notes") or []:
+            lines.append(f"  store repaired: {note}")
         for warning in health.get("warnings") or []:
             if warning not in shown_warnings:
                 lines.append(f"  settings warning: {warning}")
