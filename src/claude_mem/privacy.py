@@ -132,7 +132,7 @@ _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("cookie", ("cookie",), r"(?i)cookie\s*:\s*(?P<s>[^\r\n\"']+)"),
     ("netrc", ("password",), r"(?i)login\s+\S+\s+(?:[+\-]\s*)?password\s+(?P<s>\S+)"),
     # .netrc's `password` on a line of its own (other tokens, or patch lines, between it and `login`)
-    ("netrc", ("machine",), r"(?im)^[+\- ]?[ \t]*password[ \t]+(?P<s>\S+)"),
+    ("netrc-line", ("machine",), r"(?i)password[ \t]+(?P<s>\S+)"),
     ("docker-auth", ('"auth"',), r"\"auth\"\s*:\s*\"(?P<s>[A-Za-z0-9+/=]{8,})\""),
     ("npm-auth", ("_auth",), r"(?i)_auth\s*=\s*(?P<s>\S{8,})"),
     ("password-flag", ("mysql", "mariadb"),
@@ -311,10 +311,14 @@ def _token_spans(doc: str) -> list[Span]:
     words = doc if len(doc) < 4096 else " ".join(_regex(_LONG_WORD).findall(doc))
     spans: list[Span] = []
     for family, literals, pattern in _TOKEN_RULES:
-        if not (any(literal in words for literal in literals) if literals else _regex(pattern).search(words)):
+        # A leading `\b` costs the regex engine its fast scan for the literal; check it here instead.
+        bounded = pattern.startswith("\\b")
+        compiled = _regex(pattern[2:] if bounded else pattern)
+        if not (any(literal in words for literal in literals) if literals else compiled.search(words)):
             continue
         marker = REDACTED.format(family)
-        for found in {match.group(0) for match in _regex(pattern).finditer(words)}:
+        for found in {match.group(0) for match in compiled.finditer(words)
+                      if not bounded or _word_start(words, match.start())}:
             start = doc.find(found)
             while start != -1:
                 spans.append((start, start + len(found), marker))
@@ -332,11 +336,13 @@ def _context_spans(doc: str, lower: str) -> list[Span]:
     for family, keywords, pattern in _CONTEXT_RULES:
         if not any(keyword in lower for keyword in keywords):
             continue
-        marker = REDACTED.format(family)
+        marker = REDACTED.format(family.removesuffix("-line"))
         text = lower if pattern.startswith("(?i)") and same_offsets else doc
         for match in _regex(pattern).finditer(text):
             if family in _WORD_START and not _word_start(doc, match.start()):
                 continue
+            if family == "netrc-line" and doc[doc.rfind("\n", 0, match.start()) + 1:match.start()].strip(" \t+-"):
+                continue  # not alone at the start of its line
             span = _group_span(match) or match.span()
             value = doc[span[0]:span[1]]
             if family == "url":
