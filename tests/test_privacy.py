@@ -4,37 +4,14 @@ Every secret here is made up, in the real format of its family, and assembled at
 pieces so the repository itself never trips a secret scanner.
 """
 
-import random
 import string
-import uuid
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from claude_mem import privacy
-
-_rng = random.Random(20261122)
-UPPER_DIGITS = string.ascii_uppercase + string.digits
-ALNUM = string.ascii_letters + string.digits
-URLSAFE = ALNUM + "-_"
-B64 = ALNUM + "+/"
-HEX = "0123456789abcdef"
-
-
-def rnd(alphabet: str, length: int) -> str:
-    return "".join(_rng.choice(alphabet) for _ in range(length))
-
-
-def mixed(length: int) -> str:
-    """Random alphanumerics with at least one digit and one letter (like every real key)."""
-    return rnd(string.digits, 1) + rnd(string.ascii_letters, 1) + rnd(ALNUM, length - 2)
-
-
-def pem(kind: str) -> tuple[str, str]:
-    body = "\n".join(rnd(B64, 64) for _ in range(6))
-    block = f"-----BEGIN {kind}PRIVATE KEY-----\n{body}\n-----END {kind}PRIVATE KEY-----"
-    return block, body.splitlines()[2]
+from secret_corpus import B64, HEX, LOOKALIKES, UPPER_DIGITS, URLSAFE, mixed, pem, rnd
 
 
 def _secrets() -> list[tuple[str, str, str]]:
@@ -88,47 +65,7 @@ def _secrets() -> list[tuple[str, str, str]]:
 
 SECRETS = _secrets()
 
-LOOKALIKES = [
-    rnd(HEX, 40),  # git SHA-1
-    "commit " + rnd(HEX, 40) + " fixes the parser",
-    rnd(HEX, 64),  # sha256
-    rnd(HEX, 32),  # md5
-    str(uuid.UUID(int=_rng.getrandbits(128), version=4)),
-    str(uuid.UUID(int=_rng.getrandbits(128), version=4)).upper(),
-    "session 2ffa905a-a2e0-44a2-9eda-18920feea975 started",
-    rnd(B64, 43) + "=",  # base64 blob
-    rnd(B64, 40),  # the shape of an AWS secret, without any context
-    "integrity sha512-" + rnd(B64, 86) + "==",
-    "image@sha256:" + rnd(HEX, 64),
-    "AKIA1234",
-    "ghp_short",
-    "sk-learn and risk-management",
-    "xoxb is a Slack bot token prefix",
-    "https://example.com:8443/path?q=1&page=2",
-    "git@github.com:org/repo.git",
-    "ssh://git@github.com/org/repo.git",
-    "MAX_TOKENS=4096",
-    "TOKEN_COUNT=12",
-    "PASSWORD_MIN_LENGTH=12",
-    "password: ${DB_PASSWORD}",
-    "API_KEY=",
-    "SECRET_ENABLED=false",
-    "eyJhbGciOiJIUzI1NiJ9 is only a JWT header",
-    "The password is stored in the vault.",
-    "sort_key=created_at_desc",
-    "tokenizer=porter unicode61",
-    "input_tokens: 123456",
-    "AIzaSy is the start of a Google key",
-    "channel C024BE91L",
-    "request req_" + rnd(HEX, 24),
-    "ssh-rsa AAAAB3NzaC1yc2E" + rnd(B64, 200) + " dev@host",
-    "-----BEGIN CERTIFICATE-----\n" + rnd(B64, 64) + "\n-----END CERTIFICATE-----",
-    "-----BEGIN PUBLIC KEY-----\n" + rnd(B64, 64) + "\n-----END PUBLIC KEY-----",
-    "PWD=/home/dev/proj",
-    "primary_key: id_" + rnd(HEX, 12),
-    "version: 2.1.330",
-    "Bearer token expired at 12:00",
-]
+# The look-alikes that must survive live with the wider corpus (secret_corpus.LOOKALIKES).
 
 
 def test_corpus_sizes():

@@ -86,15 +86,19 @@ def snapshot(data_dir: str, keep: int) -> str:
 
 def holds_memory(path: str) -> bool:
     """Does the database at `path` hold any session or observation?"""
+    return bool(_ask(path, "SELECT EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM observations)"))
+
+
+def _ask(path: str, sql: str) -> object:
+    """One value from a read-only look at `path`; None when it cannot be read."""
     try:
         conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=10)
     except sqlite3.Error:
-        return False
+        return None
     try:
-        return any(conn.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone()[0]
-                   for table in ("sessions", "observations"))
+        return conn.execute(sql).fetchone()[0]
     except sqlite3.Error:
-        return False
+        return None
     finally:
         conn.close()
 
@@ -134,16 +138,7 @@ def _unlink(path: str) -> None:
 
 def _empty(path: str) -> bool:
     """A database file with no capture schema in it (0 bytes, or a fresh file nothing was written to)."""
-    try:
-        conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=10)
-    except sqlite3.Error:
-        return False
-    try:
-        return conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'pending_events'").fetchone()[0] == 0
-    except sqlite3.Error:
-        return False
-    finally:
-        conn.close()
+    return _ask(path, "SELECT count(*) FROM sqlite_master WHERE name = 'pending_events'") == 0
 
 
 def move_aside(data_dir: str, label: str) -> str:
