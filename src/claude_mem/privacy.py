@@ -441,10 +441,6 @@ def strip_private(text: str) -> str:
     return _apply(text, private_spans(text))
 
 
-def has_private(text: str) -> bool:
-    return bool(private_spans(text))
-
-
 def redact(text: str) -> str:
     """Replace every recognised secret in `text`."""
     return _apply(text, secret_spans(text))
