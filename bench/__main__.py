@@ -1,7 +1,8 @@
 """`python -m bench [NAME…] [--quick]`: run every benchmark (or the named ones); one table of every
 figure beside its budget on stderr, the whole JSON report on stdout.
 
-Options (words starting with `--`) are passed to every benchmark's `main`.
+Options (words starting with `--`, and the value after `--data`) are passed to every benchmark's
+`main`: `--quick` for shorter runs, `--json` for bare JSON, `--data FILE` for `locomo`.
 """
 
 import importlib
@@ -11,11 +12,18 @@ import sys
 
 import bench
 
+VALUE_OPTIONS = ("--data",)  # options followed by a value (`--data FILE`)
+
 
 def main(argv: list[str]) -> int:
     available = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules(bench.__path__) if m.name.startswith("bench_"))
-    options = [arg for arg in argv if arg.startswith("--")]
-    wanted = [arg for arg in argv if not arg.startswith("--")] or available
+    options, names = [], []
+    for index, arg in enumerate(argv):
+        if arg.startswith("--") or (index and argv[index - 1] in VALUE_OPTIONS):
+            options.append(arg)
+        else:
+            names.append(arg)
+    wanted = names or available
     unknown = [name for name in wanted if name not in available]
     if unknown:
         print(f"unknown benchmark(s): {', '.join(unknown)}; available: {', '.join(available)}", file=sys.stderr)
@@ -60,6 +68,15 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
                           f"{wire['batched']['input_tokens_per_event']} batched vs "
                           f"{wire['one_event_per_call']['input_tokens_per_event']} one per call",
                           "batched < one per call", wire["ratio"] < 1))
+    locomo = report.get("locomo")
+    if locomo:
+        base = locomo["baseline"]
+        found.append(("LoCoMo R@5, plain FTS5 BM25 baseline", f"{base['R@5']} (R@10 {base['R@10']})", "", None))
+        targets = {"keyword": 0.56, "hybrid": 0.60}
+        for mode, figures in locomo["modes"].items():
+            target = targets.get(mode)
+            found.append((f"LoCoMo R@5, {mode} search ({figures['p50_ms']} ms p50)", f"{figures['R@5']} (R@10 {figures['R@10']})",
+                          f"≥ {target}" if target else "", figures["R@5"] >= target if target else None))
     worker = report.get("worker")
     if worker:
         found.append((f"capture: {worker['hook_calls']} hooks, 16 at a time", f"{worker['lost_events']} lost, "

@@ -131,8 +131,8 @@ def test_fts_syntax_characters_are_always_escaped(store, query):
         conn.execute("SELECT COUNT(*) FROM observations_fts WHERE observations_fts MATCH ?", (expression,)).fetchone()
 
 
-def test_stopwords_only_for_prompts():
-    assert fts.terms("how do I fix the cache?", drop_stopwords=True) == ['"fix"', '"cache?"']
+def test_stopwords_dropped_and_punctuation_trimmed():
+    assert fts.terms("how do I fix the cache?", drop_stopwords=True) == ['"fix"', '"cache"']
     assert len(fts.terms("how do I fix the cache")) == 6
     assert fts.match_expression("!!! ...") == ""
 

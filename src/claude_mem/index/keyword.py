@@ -25,7 +25,7 @@ class KeywordIndex:
     mode = "keyword"
 
     def search(self, conn: sqlite3.Connection, query: SearchQuery) -> SearchResult:
-        expression = None if query.text is None else fts.match_expression(query.text)
+        expression = None if query.text is None else fts.keyword_expression(query.text)
         if query.text is not None and not expression:
             return SearchResult(items=[], total=0, match="")
         want, filters = query.offset + query.limit, query.filters
