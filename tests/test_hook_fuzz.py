@@ -4,6 +4,7 @@
 import json
 import os
 import sqlite3
+import subprocess
 import tempfile
 
 from hypothesis import HealthCheck, given, settings
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from claude_mem.capture import payload
 from claude_mem.hooks import runner
+from hook_support import plugin_command
 
 HOOKS = list(payload.HOOK_EVENTS)
 scalars = st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70) | st.floats() | st.text(max_size=30)
@@ -70,3 +72,11 @@ def test_every_input_is_kept_somewhere_or_deliberately_skipped(monkeypatch, hook
         after = footprint(data_dir)
         kept = any(a > b for a, b in zip(after, before))
         assert kept or deliberately_skipped(hook, raw), (hook, raw[:200])
+
+
+def test_input_for_an_unknown_hook_name_is_quarantined(data_dir):
+    command = plugin_command("post-tool")[:-1] + ["no-such-hook"]
+    env = {**os.environ, "CLAUDE_MEM_DATA_DIR": str(data_dir), "CLAUDE_MEM_AUTOSTART": "false"}
+    result = subprocess.run(command, input=b'{"session_id": "s", "prompt": "hello"}', capture_output=True, env=env, timeout=60)
+    assert result.returncode == 0 and b"unknown hook" in result.stderr
+    assert entries(str(data_dir), "quarantine") == 1

@@ -224,6 +224,12 @@ def run_from_argv(argv: list[str]) -> int:
         return 0  # inside our own observer's Claude Code child: never capture the observer itself
     if hook not in payload.HOOK_EVENTS:
         _stderr(hook, f"unknown hook (known: {', '.join(payload.HOOK_EVENTS)}); nothing captured")
+        try:  # a misconfigured hook still loses nothing: its input goes to quarantine
+            raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
+            if raw.strip():
+                diagnostics.quarantine(settings.data_dir(), "unknown-hook", raw)
+        except Exception:  # noqa: BLE001 - a hook must never fail Claude Code
+            pass
         return 0
     try:
         raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
