@@ -97,6 +97,11 @@ class Stores:
         for dia_id, text in turns(sample):
             stored = remember(conn, text, PROJECT, kind="discovery")
             by_id.setdefault(int(stored["id"]), []).append(dia_id)
+        if "semantic" in available_modes():  # what the worker's embedding service does, done here at once
+            from claude_mem.index.semantic import embed_missing
+
+            while embed_missing(conn, 64):
+                pass
         self.conns[sample["sample_id"]] = conn
         self.dia[sample["sample_id"]] = by_id
 

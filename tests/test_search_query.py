@@ -24,7 +24,7 @@ APP, LIB = "/home/dev/app", "/home/dev/lib"
 # -- SearchQuery -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"mode": "fuzzy"}, r"unknown search mode 'fuzzy' \(known: keyword"),
+    ({"mode": "fuzzy"}, r"unknown search mode 'fuzzy' \(known: hybrid, keyword, semantic"),
     ({"types": ["bugfix", "nope"]}, r"unknown type\(s\) nope \(known: bugfix"),
     ({"types": "nope,bugfix"}, r"unknown type\(s\) nope"),
     ({"kinds": ("observation", "note")}, r"unknown kind\(s\) note \(known: observation, summary, prompt\)"),
@@ -48,7 +48,7 @@ def test_values_are_normalised_once():
     assert query.kinds == ("summary", "observation")
     assert (query.filters.since, query.filters.until) == ("2026-11-20T10:00:00.000Z", "2026-11-20T12:00:00.000Z")
     assert query.filters.project is None and query.filters.file is None
-    assert query.mode == "keyword" and query.order == "relevance" and (query.limit, query.offset) == (20, 0)
+    assert query.mode == "" and query.order == "relevance" and (query.limit, query.offset) == (20, 0)
     # A bare `until` date includes that whole day.
     day = SearchQuery.build("x", since="2026-11-20", until="2026-11-20").filters
     assert day.since is not None and day.until is not None and day.since < day.until
@@ -63,11 +63,15 @@ def test_value_sets_are_defined_once():
     assert set(available_modes()) <= set(MODES)
 
 
-def test_a_mode_without_an_index_is_a_clear_error(tmp_path):
+def test_a_mode_without_an_index_is_a_clear_error(tmp_path, monkeypatch):
+    from claude_mem.index import search as registry
+
+    monkeypatch.setattr(registry, "INDEXES", {"keyword": registry.INDEXES["keyword"]})
     conn = db.connect(str(tmp_path / "claude-mem.db"))
     try:
-        with pytest.raises(RecallError, match=r"search mode 'semantic' is not available \(available: keyword\)"):
+        with pytest.raises(RecallError, match=r"search mode 'semantic' is not available .*available: keyword"):
             search(conn, SearchQuery(text="cache", mode="semantic"))
+        assert search(conn, SearchQuery(text="cache")).total == 0  # the default falls back to keyword
     finally:
         conn.close()
 

@@ -93,8 +93,9 @@ def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
 @click.option("--concept", help="Only observations tagged with this concept (e.g. gotcha, trade-off).")
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
               help="What to search (repeatable); default observation.")
-@click.option("--mode", default=MODES[0], show_default=True, type=click.Choice(MODES),
-              help="How to match: keyword is full-text BM25.")
+@click.option("--mode", type=click.Choice(MODES),
+              help="How to match: keyword (full-text BM25), semantic (by meaning), hybrid (both fused). "
+                   "Default: hybrid where embeddings exist, else keyword.")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, MAX_LIMIT), help="Results per page.")
 @click.option("--offset", default=0, show_default=True, type=click.IntRange(0), help="Results to skip (paging).")
 @click.option("--order", default="relevance", show_default=True, type=click.Choice(ORDERS), help="Ranking.")

@@ -39,6 +39,10 @@ def describe_report(report: dict[str, Any], shown_warnings: Collection[str] = ()
             lines.append(f"  problem in {name}: {problem}")
         for note in (health.get("store") or {}).get("notes") or []:
             lines.append(f"  store repaired: {note}")
+        vectors = health.get("vectors")
+        if vectors:
+            lines.append(f"  vectors: {vectors['embedded']} of {vectors['total']} embedded ({vectors['model']})"
+                         if vectors.get("available") else f"  vectors: off, keyword search only ({vectors.get('reason')})")
         for warning in health.get("warnings") or []:
             if warning not in shown_warnings:
                 lines.append(f"  settings warning: {warning}")

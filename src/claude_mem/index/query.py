@@ -14,7 +14,7 @@ from claude_mem.store.search import SearchFilters
 
 # Every search mode a query may name. Whether one can run here is the index registry's business
 # (`index.search`), so a known mode without its index is a clear "not available", not "unknown".
-MODES = ("keyword",)
+MODES = ("hybrid", "keyword", "semantic")
 KINDS = RECORD_KINDS
 ORDERS = ("relevance", "newest", "oldest")
 MAX_LIMIT = 500
@@ -50,7 +50,7 @@ class SearchQuery:
     """
 
     text: str | None
-    mode: str = "keyword"
+    mode: str = ""  # "" is the default: hybrid where vectors exist, else keyword (`index.search`)
     filters: SearchFilters = field(default_factory=SearchFilters)
     kinds: tuple[str, ...] = ("observation",)
     limit: int = DEFAULT_LIMIT
@@ -82,10 +82,11 @@ class SearchQuery:
         observations only. Without text nothing is ranked: `relevance` becomes `newest` and only
         observations are listed.
         """
-        mode = mode or "keyword"
+        mode = mode or ""
         order = order or "relevance"
         wanted_types, wanted_kinds = names(types), tuple(dict.fromkeys(names(kinds)))
-        _one_of("search mode", mode, MODES)
+        if mode:
+            _one_of("search mode", mode, MODES)
         _known("type", wanted_types, OBSERVATION_TYPES)
         if not wanted_kinds:
             raise RecallError(f"unknown kind(s) (none) (known: {', '.join(KINDS)})")

@@ -3,12 +3,25 @@
 import sqlite3
 
 from claude_mem.domain import RecallError
+from claude_mem.index import embedder
 from claude_mem.index.base import SearchIndex, SearchResult
 from claude_mem.index.keyword import KeywordIndex
 from claude_mem.index.query import SearchQuery
+from claude_mem.store import vectors
 
-# One index per mode; a vector index registers beside the keyword one.
+# One index per mode; the vector ones only where the embedding model can run (the `search` extra).
 INDEXES: dict[str, SearchIndex] = {index.mode: index for index in (KeywordIndex(),)}
+if embedder.unavailable() is None:
+    from claude_mem.index.semantic import HybridIndex, SemanticIndex
+
+    INDEXES.update({index.mode: index for index in (HybridIndex(), SemanticIndex())})
+
+
+def default_mode(conn: sqlite3.Connection) -> str:
+    """`hybrid` wherever vectors exist (and the model can embed a query), else `keyword`."""
+    if "hybrid" in INDEXES and vectors.progress(conn, embedder.MODEL)["embedded"]:
+        return "hybrid"
+    return "keyword"
 
 
 def available_modes() -> tuple[str, ...]:
@@ -18,7 +31,14 @@ def available_modes() -> tuple[str, ...]:
 
 def search(conn: sqlite3.Connection, query: SearchQuery) -> SearchResult:
     """The page of hits for `query`; `RecallError` when its mode has no index here."""
-    index = INDEXES.get(query.mode)
+    mode = query.mode or default_mode(conn)
+    index = INDEXES.get(mode)
     if index is None:
-        raise RecallError(f"search mode {query.mode!r} is not available (available: {', '.join(available_modes())})")
-    return index.search(conn, query)
+        reason = embedder.unavailable() or "no index for it"
+        raise RecallError(f"search mode {mode!r} is not available ({reason}); available: {', '.join(available_modes())}")
+    try:
+        return index.search(conn, query)
+    except embedder.ModelUnavailable as exc:
+        if query.mode:  # asked for by name: say why it cannot run
+            raise RecallError(f"search mode {mode!r} is not available: {exc}") from None
+        return INDEXES["keyword"].search(conn, query)  # the default degrades to keyword search

@@ -70,7 +70,7 @@ def search_text(conn: sqlite3.Connection, here: str, query: str | None, *, proje
                 all_projects: bool = False, types: Sequence[str] = (), kinds: Sequence[str] = ("observation",),
                 since: str | None = None, until: str | None = None, file: str | None = None,
                 concept: str | None = None, limit: int = 20, offset: int = 0, order: str = "relevance",
-                mode: str = "keyword") -> str:
+                mode: str | None = None) -> str:
     """Matching rows, one line each, with paging and the next steps."""
     if store_is_empty(conn):
         return EMPTY_STORE

@@ -28,7 +28,7 @@ BUSY_MS = 5_000
 ObservationType = Literal["bugfix", "feature", "refactor", "change", "discovery", "decision"]
 Kind = Literal["observation", "summary", "prompt"]
 Order = Literal["relevance", "newest", "oldest"]
-Mode = Literal["keyword"]  # index.query.MODES; semantic and hybrid join it with the vector index
+Mode = Literal["hybrid", "keyword", "semantic"]  # index.query.MODES
 
 INSTRUCTIONS = f"""\
 claude-mem is the persistent memory of this project: observations that earlier Claude Code \
@@ -111,9 +111,12 @@ def search(
     limit: Annotated[int, Field(ge=1, le=100, description="Results per page.")] = 20,
     offset: Annotated[int, Field(ge=0, le=1_000_000, description="Results to skip, for the next page.")] = 0,
     order: Annotated[Order, Field(description="relevance (default), newest or oldest.")] = "relevance",
-    mode: Annotated[Mode, Field(description="keyword: full-text ranking (BM25) of the query's words.")] = "keyword",
+    mode: Annotated[Mode | None, Field(description=(
+        "hybrid (the default where embeddings exist): words and meaning fused; keyword: full-text BM25 of the "
+        "query's words; semantic: by meaning alone, finds memories that share no word with the query."))] = None,
 ) -> str:
-    """Step 1 of 3: find memories of this project by keywords. Returns one line per match —
+    """Step 1 of 3: find memories of this project by words and meaning (mode: hybrid, keyword,
+    semantic). Returns one line per match —
     `#id date time type title` (`S<id>` for a turn summary, `P<id>` for a user prompt) — and no
     details, so it is cheap; page with offset. Then call timeline(anchor=<id>) to see what happened
     around a match, and get_observations(ids=[...]) for the full text of the few you need.

@@ -186,8 +186,8 @@ def bootstrap(directory: str, lock_fd: int) -> int:
         subprocess.run([sys.executable, "-m", "venv", target], check=True, timeout=300,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         subprocess.run([venv_python(directory), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        root], check=True, timeout=PIP_TIMEOUT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       cwd=directory)
+                        root + "[search]"], check=True, timeout=PIP_TIMEOUT, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, cwd=directory)
     except (OSError, subprocess.SubprocessError) as exc:
         detail = getattr(exc, "stderr", b"") or b""
         diagnostics.log(directory, "autostart", "venv build failed: %s %s" % (exc, detail.decode("utf-8", "replace")[-2000:]))

@@ -194,7 +194,36 @@ def m002_fts(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS = [m001_initial, m002_fts]
+def m003_vectors(conn: sqlite3.Connection) -> None:
+    """Embeddings (derived data, computed by the worker) of observations, summaries and prompts: one
+    float32 vector per row and model; deleting a row deletes its vector."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE vectors (
+            kind TEXT NOT NULL CHECK (kind IN ('observation', 'summary', 'prompt')),
+            row_id INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (kind, row_id)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER observations_vector_delete AFTER DELETE ON observations BEGIN
+            DELETE FROM vectors WHERE kind = 'observation' AND row_id = old.id;
+        END;
+        CREATE TRIGGER summaries_vector_delete AFTER DELETE ON summaries BEGIN
+            DELETE FROM vectors WHERE kind = 'summary' AND row_id = old.id;
+        END;
+        CREATE TRIGGER prompts_vector_delete AFTER DELETE ON prompts BEGIN
+            DELETE FROM vectors WHERE kind = 'prompt' AND row_id = old.id;
+        END;
+        CREATE TRIGGER observations_vector_update AFTER UPDATE OF title, subtitle, narrative ON observations BEGIN
+            DELETE FROM vectors WHERE kind = 'observation' AND row_id = old.id;
+        END;
+        """,
+    )
+
+
+MIGRATIONS = [m001_initial, m002_fts, m003_vectors]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

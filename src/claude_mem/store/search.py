@@ -65,7 +65,7 @@ def _hits(cursor: sqlite3.Cursor) -> list[Hit]:
 # -- observations -------------------------------------------------------------------------------------
 
 
-def _observation_filters(filters: SearchFilters) -> tuple[list[str], list[object]]:
+def observation_filters(filters: SearchFilters) -> tuple[list[str], list[object]]:
     """SQL conditions on `o` (observations) for every filter except the text match."""
     where: list[str] = []
     args: list[object] = []
@@ -111,6 +111,17 @@ def _only_project(conn: sqlite3.Connection, project: str) -> bool:
     return bool(low == high == project)
 
 
+def observations_by_id(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Hit]:
+    """The hit rows of these observations (score 0.0: the caller ranks them)."""
+    found: dict[int, Hit] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for hit in _hits(conn.execute(_OBSERVATION_SELECT.format(score="0.0") + " FROM observations o"
+                                      f" WHERE o.id IN ({', '.join('?' for _ in chunk)})", chunk)):
+            found[int(hit["id"])] = hit
+    return found
+
+
 def observation_hits(conn: sqlite3.Connection, expression: str | None, filters: SearchFilters, order: str,
                      want: int) -> tuple[int, list[Hit]]:
     """(total, the first `want` observations in `order`); no `expression` lists by the filters alone.
@@ -121,7 +132,7 @@ def observation_hits(conn: sqlite3.Connection, expression: str | None, filters: 
     """
     if expression and filters.project and _only_project(conn, filters.project):
         filters = replace(filters, project=None)
-    where, args = _observation_filters(filters)
+    where, args = observation_filters(filters)
     condition = " AND ".join(where)
     full_args: list[object]
     if not expression:

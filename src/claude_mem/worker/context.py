@@ -30,6 +30,8 @@ class WorkerContext:
     service_errors: dict[str, str] = field(default_factory=dict)
     # Repairs the store needed while this worker ran (a search index rebuilt), shown by /health.
     store_notes: list[str] = field(default_factory=list)
+    # The embedding service sets this: {model, available, reason, embedded, total} for /health.
+    vector_status: Callable[[], dict[str, object]] | None = None
     # The observer service sets this to report its provider's health in /health (see health.py).
     provider_health: Callable[[], Awaitable[dict[str, object]]] | None = None
     # The observer service sets this to the name of the provider it runs (`auto` resolved).
