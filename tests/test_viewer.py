@@ -77,6 +77,10 @@ def test_search_narrows_the_feed_and_clearing_it_brings_the_feed_back(served, op
     assert feed_titles(page) == ["Websocket reconnect keeps the cursor"]
     assert page.locator("#feed .snippet mark").first.text_content().lower() == "websocket"
     assert page.text_content("#feed-count") == "1 match"
+    with page.expect_request(lambda request: "/api/search" in request.url and "mode=keyword" in request.url):
+        page.select_option("#mode", "keyword")  # the search-mode switch: words only
+    wait_for(lambda: page.text_content("#feed-count") == "1 match", 10, "the keyword results")
+    page.select_option("#mode", "")
     page.fill("#search", "zzzzunmatched")
     page.wait_for_selector("#no-results:not([hidden])")
     assert feed_titles(page) == [] and page.text_content("#no-results") == "Nothing matches this search."

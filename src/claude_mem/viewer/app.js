@@ -6,7 +6,7 @@ const SOURCES = [["observation", "/api/observations"], ["summary", "/api/summari
 const $ = (id) => document.getElementById(id);
 
 const state = {
-  project: "", query: "", names: new Map(), shown: new Set(), sources: [], generation: 0,
+  project: "", query: "", mode: "", names: new Map(), shown: new Set(), sources: [], generation: 0,
   searchOffset: 0, searchTotal: 0, failedCount: null, disconnected: false, started: false,
 };
 
@@ -81,6 +81,7 @@ async function loadSearch(generation) {
   const params = new URLSearchParams({ q: state.query, kind: "observation,summary,prompt", limit: PAGE,
     offset: state.searchOffset });
   if (state.project) params.set("project", state.project);
+  if (state.mode) params.set("mode", state.mode);
   const page = await api(`/api/search?${params}`);
   if (generation !== state.generation) return;
   state.searchOffset += page.items.length;
@@ -290,6 +291,7 @@ function connect() {
 
 function start() {
   $("project").addEventListener("change", (event) => { state.project = event.target.value; reset(); });
+  $("mode").addEventListener("change", (event) => { state.mode = event.target.value; if (state.query) reset(); });
   $("search").addEventListener("input", debounce((event) => {
     const query = event.target.value.trim();
     if (query !== state.query) { state.query = query; reset(); }
