@@ -14,7 +14,9 @@ from claude_mem.worker.context import WorkerContext
 log = logging.getLogger("claude_mem.worker")
 
 BATCH = 32
+# After a pass that found nothing, wait this long, doubling up to IDLE_MAX (a pass scans every table).
 IDLE_SECONDS = 2.0
+IDLE_MAX = 30.0
 
 
 class EmbeddingService:
@@ -48,6 +50,7 @@ class EmbeddingService:
             conn.close()
 
     async def _loop(self) -> None:
+        idle = IDLE_SECONDS
         while True:
             try:
                 done = await asyncio.to_thread(self.backfill_once)
@@ -58,8 +61,11 @@ class EmbeddingService:
             except Exception:  # a busy database, a bad row: try again later, never take the worker down
                 log.exception("embedding backfill failed")
                 done = 0
-            if not done:
-                await asyncio.sleep(IDLE_SECONDS)
+            if done:
+                idle = IDLE_SECONDS
+            else:
+                await asyncio.sleep(idle)
+                idle = min(idle * 2, IDLE_MAX)
 
     def status(self) -> dict[str, object]:
         """{model, available, reason, embedded, total} for /health and `status`."""
