@@ -28,9 +28,11 @@ EXPECTED_TABLES = {
         "completed", "next_steps", "files_read", "files_edited", "notes", "input_tokens", "output_tokens",
         "created_at",
     ],
+    "vectors": ["kind", "row_id", "model", "vector"],
 }
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
-EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")}
+EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
+    "observations_vector_delete", "summaries_vector_delete", "prompts_vector_delete", "observations_vector_update"}
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
     "summaries_project",
