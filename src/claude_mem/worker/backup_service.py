@@ -8,18 +8,19 @@ import os
 import time
 
 from claude_mem.store import backup
+from claude_mem.worker.background import BackgroundTask
 from claude_mem.worker.context import WorkerContext
 
 log = logging.getLogger("claude_mem.worker")
 
 
-class BackupService:
+class BackupService(BackgroundTask):
     """Snapshots the database when the newest snapshot is older than the interval (0 = never)."""
 
     name = "backups"
 
     def __init__(self) -> None:
-        self._task: asyncio.Task[None] | None = None
+        super().__init__()
         self._ctx: WorkerContext | None = None
         self.last_error: str | None = None
 
@@ -53,12 +54,3 @@ class BackupService:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.exception("database snapshot failed")
                 await asyncio.sleep(min(interval, 3600.0))
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except (asyncio.CancelledError, Exception):
-                pass
-            self._task = None

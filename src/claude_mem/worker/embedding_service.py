@@ -9,6 +9,7 @@ import logging
 
 from claude_mem.index import embedder
 from claude_mem.store import vectors
+from claude_mem.worker.background import BackgroundTask
 from claude_mem.worker.context import WorkerContext
 
 log = logging.getLogger("claude_mem.worker")
@@ -19,13 +20,13 @@ IDLE_SECONDS = 2.0
 IDLE_MAX = 30.0
 
 
-class EmbeddingService:
+class EmbeddingService(BackgroundTask):
     """Backfills vectors in batches, on a thread (the model is CPU-bound), one batch at a time."""
 
     name = "embeddings"
 
     def __init__(self) -> None:
-        self._task: asyncio.Task[None] | None = None
+        super().__init__()
         self._ctx: WorkerContext | None = None
         self.reason = ""
 
@@ -76,12 +77,3 @@ class EmbeddingService:
         finally:
             conn.close()
         return {"model": embedder.MODEL, "available": not self.reason, "reason": self.reason, **counts}
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except (asyncio.CancelledError, Exception):
-                pass
-            self._task = None
