@@ -171,6 +171,18 @@ def _build() -> list[tuple[str, str, str]]:
     pgp_line = rnd(B64, 64)
     items.append(("pgp-private-key", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n" + rnd(B64, 64) + "\n" + pgp_line
                   + "\n=" + rnd(B64, 4) + "\n-----END PGP PRIVATE KEY BLOCK-----", pgp_line))
+    add("doppler-service-token", "dp.st.prd." + rnd(ALNUM, 43), "doppler run --token {} -- npm start")
+    add("vault-legacy-token", "s." + mixed(24), "Key   Value\n---   -----\ntoken   {}\ntoken_accessor x")
+    add("pgpass-line", mixed(18), "db.internal.example.io:5432:app_prod:app_user:{}\n")
+    add("htpasswd-b", mixed(16), "htpasswd -b -c /etc/nginx/.htpasswd admin {}")
+    add("smbclient-user-pct", mixed(12), "smbclient //fs01/share -U 'ACME\\backup%{}' -c 'ls'")
+    add("xml-password", mixed(14), "<server>\n  <id>nexus</id>\n  <password>{}</password>\n</server>")
+    add("php-define", mixed(22), "define('DB_NAME', 'wordpress');\ndefine('DB_PASSWORD', '{}');")
+    add("env-fallback-literal", mixed(24), 'export const config = {{ stripeWebhookSecret: process.env.WHSEC ?? "{}" }};')
+    add("wpa-psk", mixed(16), 'network={{\n    ssid="Office"\n    psk="{}"\n}}')
+    add("okta-ssws", "00" + rnd(URLSAFE, 40), 'curl -H "Authorization: SSWS {}" https://acme.okta.com/api/v1/users')
+    add("salesforce-session", "00D" + rnd(ALNUM, 12) + "!" + rnd(ALNUM + "._", 96), "accessToken: {}")
+    add("twilio-client-secret", mixed(32), "client = Client('SK" + rnd(HEX, 32) + "', '{}')")
     add("sonarqube", "sq" + "u_" + rnd(HEX, 40), "sonar.login={}")
     add("launchdarkly", "sdk-" + str(uuid.UUID(int=_rng.getrandbits(128))), "ldclient.set_config(Config('{}'))")
     add("bcrypt-hash", "$2y$10$" + rnd(ALNUM + "./", 53), "admin:{}")
@@ -243,6 +255,7 @@ LOOKALIKES = [
     "/usr/lib/python3.11/site-packages/claude_mem/privacy.py",
     "KEYCLOAK_URL=https://auth.example.com/realms/dev",
     "the plan costs $25.00 a month, $2 per seat",
+    "# public key: age1" + rnd("qpzry9x8gf2tvdw0s3jn54khce6mua7l", 58),
     "requests.get(url, auth=(user, password))",
     "tokens = tokenizer.encode(text)",
     "const passwordInput = document.getElementById('password');",

@@ -68,6 +68,17 @@ def test_a_key_block_written_one_patch_line_per_item_is_caught():
     assert lines[0] == "+[REDACTED:private-key]" and len(lines) == 12  # the shape of the patch is kept
 
 
+@pytest.mark.timeout(30)  # a hang guard: nested quantifiers once backtracked for minutes on this input
+@pytest.mark.parametrize("lines", [12, 18, 40])
+def test_a_key_block_as_patch_lines_without_its_end_is_hidden_and_does_not_hang(lines):
+    body = ["MIIEow" + "Qx7" * 20 + str(i) for i in range(lines)]
+    diff = "diff --git a/id_rsa b/id_rsa\n+++ b/id_rsa\n@@ -0,0 +1,27 @@\n+-----BEGIN RSA PRIVATE KEY-----\n"
+    for text in (diff + "\n".join("+" + line for line in body),
+                 "\n".join("+" + line for line in body) + "\n+-----END RSA PRIVATE KEY-----\nafter"):
+        assert "Qx7Qx7" not in privacy.redact(text)
+        assert "Qx7Qx7" not in json.dumps(record_for("bash-output", text))
+
+
 def test_a_key_block_without_its_end_is_still_hidden():
     head = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join("b3BlbnNzaC1rZXk" + "Qx7" * 15 for _ in range(4))
     assert "Qx7Qx7" not in privacy.redact(head + "\n")

@@ -76,7 +76,7 @@ _TOKEN_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("grafana", ("glc_", "glsa_"), r"\b(?:glc_[A-Za-z0-9+/=_\-]{32,}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})"),
     ("vault", ("hvs.", "hvb.", "hvr."), r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),
     ("terraform", ("atlasv1",), r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{40,}"),
-    ("doppler", ("dp.",), r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}\b"),
+    ("doppler", ("dp.",), r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9_]{1,20}\.)?[A-Za-z0-9]{40,}\b"),
     ("1password", ("ops_eyJ",), r"\bops_eyJ[A-Za-z0-9_\-+/=]{40,}"),
     ("pulumi", ("pul-",), r"\bpul-[a-f0-9]{40}\b"),
     ("age", ("AGE-SECRET-KEY-1",), r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}"),
@@ -98,6 +98,7 @@ _TOKEN_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("google", ("1//0",), r"(?<![0-9A-Za-z])1//0[0-9A-Za-z_\-]{40,}"),
     ("jwt", ("eyJ",), r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     ("sonarqube", ("squ_", "sqp_", "sqa_"), r"\bsq[upa]_[a-f0-9]{40}\b"),
+    ("salesforce", ("00D",), r"\b00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{60,}"),
     ("launchdarkly", ("sdk-", "mob-"), r"\b(?:sdk|mob)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"),
     # password hashes (bcrypt, argon2, sha-crypt): offline-crackable, so as good as the password
     ("password-hash", ("$2", "$argon2", "$6$", "$5$"),
@@ -109,24 +110,23 @@ _TOKEN_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
 # The secret is the group named `s`, `dq` or `sq` (else the whole match). Patterns start with a literal
 # where they can (the regex engine then skips to it fast), and `(?i)` ones run on the lower-cased
 # document, whose offsets are the document's.
-_KEY_BLOCK = (
-    r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    r"(?:.{0,20000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"  # whole, whatever lies between
-    r"|(?:(?:\\n|\s|[\"',+\-])*[" + _B64 + r"=:]{16,})*)"  # or its head when the END was cut off
-)
-_KEY_TAIL = (  # the tail of a block whose BEGIN was cut off
-    r"(?<![" + _B64 + r"])(?:[" + _B64 + r"=]{16,}(?:\\n|\s|[\"',+\-])+)+"
-    r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-)
+# Private-key blocks are found by a linear scan (`_key_spans`), not one regex: a block written as
+# patch lines (`+MIIE…`) whose END is missing made nested quantifiers backtrack for minutes.
+_KEY_BEGIN = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_KEY_END = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+# Where a key's lines break: a newline, an escaped one, or the seam between two JSON list items.
+_KEY_SEPARATOR = r"\\n|\r?\n|\",\s*\""
+# One line of a key's body: base64, a PEM or PGP header (`Proc-Type: …`), a checksum, or nothing,
+# with a patch prefix or quotes around it.
+_KEY_LINE = r"[\s+\-\"',]*(?:[A-Za-z0-9+/=]{4,}|[A-Za-z][A-Za-z-]*: ?[^\n]*)?[\s\"',\\]*"
+KEY_WINDOW = 20_000
 _VALUE = r"""(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<s>[^\s"'`,;&|)}\]\\<>]+))"""
 _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("private-key", ("private key",), _KEY_BLOCK),
-    ("private-key", ("private key",), _KEY_TAIL),
     # scheme://[user]:PASSWORD@host (an empty user too: `redis://:pw@host`), or scheme://TOKEN@host
     ("url", ("://",), r"://(?P<user>[^\s:/@'\"<>]*)(?::(?P<s>[^\s@/'\"<>]+))?@"),
     ("authorization", ("authorization",),
      r"(?i)authorization[\"']?\s*[:=]\s*[\"']?"
-     r"(?:(?:basic|bearer|token|digest|negotiate|ntlm|apikey|api-key|sso-key|key|otp|aws4-hmac-sha256)\s+)?"
+     r"(?:[a-z][a-z0-9_-]{1,24}\s+)?"  # a scheme: basic, bearer, ssws, digest, aws4-hmac-sha256, …
      r"(?P<s>[^\s\"',;]{6,}(?:[^\n\"']*)?)"),
     ("authorization", ("bearer",), r"(?i)bearer\s+(?P<s>(?=[a-z0-9_\-.~+/]*[0-9])[a-z0-9_\-.~+/]{16,}=*)"),
     ("cookie", ("cookie",), r"(?i)cookie\s*:\s*(?P<s>[^\r\n\"']+)"),
@@ -141,6 +141,15 @@ _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("password-flag", ("redis-cli",), r"redis-cli\b[^\n|;&]*?\s-a\s+" + _VALUE),
     ("password-flag", ("login",), r"login\b[^\n|;&]*?\s-p\s+" + _VALUE),
     ("password-flag", ("pass:",), r"pass:(?P<s>[^\s\"']+)"),
+    # .pgpass: host:port:database:user:password
+    ("pgpass", (":5432:", ":6432:", ":*:", "pgpass"), r"(?m)^[^\s:#]+:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(?P<s>\S+)$"),
+    ("password-flag", ("htpasswd",), r"htpasswd\b[^\n|;&]*?\s-[a-zA-Z]*b[a-zA-Z]*\s+(?:-\S+\s+)*\S+\s+\S+\s+" + _VALUE),
+    ("password-flag", ("smbclient", "rpcclient", "cifs"), r"-U\s*['\"]?[^\s'\"%]+%(?P<s>[^\s'\"]+)"),
+    ("vault", ("vault", "token "), r"(?<![\w.])s\.[A-Za-z0-9]{24}\b"),
+    ("twilio", ("client(",), r"Client\(\s*['\"](?:AC|SK)[0-9a-fA-F]{32}['\"]\s*,\s*['\"](?P<s>[A-Za-z0-9]{32})['\"]"),
+    # define('DB_PASSWORD', 'x'), setenv("API_KEY", "x"), <password>x</password>: the name decides
+    ("secret", ("('", '("', "( '", '( "'), r"\(\s*['\"](?P<name>[A-Za-z_][\w.\-]*)['\"]\s*,\s*['\"](?P<s>[^'\"\n]+)['\"]"),
+    ("secret", ("</",), r"<(?P<name>[A-Za-z_][\w.\-]*)>(?P<s>[^<\n]{6,})</(?P=name)>"),
     # requests' auth=("user", "pw"), HTTPBasicAuth("user", "pw")
     ("basic-auth", ("auth",), r"(?i)auth\w*\s*(?:=\s*|\()\(?\s*[\"'][^\"'\n]+[\"']\s*,\s*[\"'](?P<s>[^\"'\n]{6,})[\"']"),
     ("password-flag", ("-u", "--user"), r"-(?:u|-user|-proxy-user)[\s=]*[\"']?[^\s:\"'/]+:(?P<s>[^\s\"'@]+)"),
@@ -157,11 +166,11 @@ _FLAG_VALUE = r"(?:=|[ \t]+)" + _VALUE
 _IDENTIFIER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # Fragments one of which a secret name must contain, upper-cased (prefilter for names).
 _NAME_HINTS = ("SECRET", "PASS", "PWD", "TOKEN", "KEY", "CREDENTIAL", "AUTH", "SIG", "COOKIE", "SESSION", "SALT",
-               "HMAC", "DSN", "CREDS", "PRIVATE")
+               "HMAC", "DSN", "CREDS", "PRIVATE", "PSK")
 _LOWER_HINTS = tuple(hint.lower() for hint in _NAME_HINTS)
 _SECRET_WORDS = frozenset(
     ("SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASS", "PASSPHRASE", "TOKEN", "APIKEY", "CREDENTIAL",
-     "CREDENTIALS", "CREDS", "PRIVATEKEY", "SECRETKEY", "ACCESSKEY", "AUTHTOKEN", "ACCESSTOKEN", "DSN", "PWD", "STOREPASS",
+     "CREDENTIALS", "CREDS", "PRIVATEKEY", "SECRETKEY", "ACCESSKEY", "AUTHTOKEN", "ACCESSTOKEN", "DSN", "PWD", "PSK", "STOREPASS",
      "KEYPASS", "SRCSTOREPASS", "DESTSTOREPASS", "SRCKEYPASS", "DESTKEYPASS", "DBPASS")
 )
 # One-word names ending so (`PGPASSWORD`, `authtoken`, `clientsecret`) say secret too.
@@ -330,8 +339,59 @@ def _word_start(doc: str, index: int) -> bool:
     return index == 0 or not (doc[index - 1].isalnum() or doc[index - 1] == "_")
 
 
-def _context_spans(doc: str, lower: str) -> list[Span]:
+def _key_lines(doc: str, position: int, forward: bool) -> tuple[int, int]:
+    """From `position`, the extent of the key-body lines next to it (forward or backward): (edge, how
+    many of them hold 16+ base64 characters)."""
+    separator, line = _regex(_KEY_SEPARATOR), _regex(_KEY_LINE)
+    edge, solid = position, 0
+    while True:
+        if forward:
+            gap = separator.match(doc, edge)
+            if gap is None:
+                return edge, solid
+            following = separator.search(doc, gap.end())
+            start, end = gap.end(), following.start() if following else len(doc)
+        else:
+            previous = [m for m in separator.finditer(doc, max(0, edge - 400), edge) if m.end() == edge]
+            if not previous:
+                return edge, solid
+            before = [m for m in separator.finditer(doc, max(0, previous[0].start() - 400), previous[0].start())]
+            start, end = (before[-1].end() if before else max(0, previous[0].start() - 400)), previous[0].start()
+        piece = doc[start:end]
+        if end - start > 400 or not line.fullmatch(piece) or "-----" in piece:
+            return edge, solid
+        solid += sum(1 for run in _regex(r"[A-Za-z0-9+/=]{16,}").finditer(piece))
+        edge = end if forward else start
+
+
+def _key_spans(doc: str) -> list[Span]:
+    """Private-key blocks: BEGIN to END; a block cut before its END, from BEGIN over its body lines;
+    a block whose BEGIN was cut off, from its body lines to END. Linear in the document."""
     spans: list[Span] = []
+    marker = REDACTED.format("private-key")
+    ends = list(_regex(_KEY_END).finditer(doc))
+    covered_to = -1
+    for begin in _regex(_KEY_BEGIN).finditer(doc):
+        if begin.start() < covered_to:
+            continue
+        end = next((m for m in ends if begin.end() <= m.start() <= begin.end() + KEY_WINDOW), None)
+        stop = end.end() if end else _key_lines(doc, begin.end(), forward=True)[0]
+        spans.append((begin.start(), stop, marker))
+        covered_to = stop
+    for end in ends:
+        if any(start <= end.start() < stop for start, stop, _ in spans):
+            continue
+        line_start = end.start()
+        while line_start and doc[line_start - 1] in "+- \t\"'":  # a patch prefix or quote before END
+            line_start -= 1
+        start, solid = _key_lines(doc, line_start, forward=False)
+        if solid:
+            spans.append((start, end.end(), marker))
+    return spans
+
+
+def _context_spans(doc: str, lower: str) -> list[Span]:
+    spans: list[Span] = _key_spans(doc) if "private key" in lower else []
     same_offsets = len(lower) == len(doc)
     for family, keywords, pattern in _CONTEXT_RULES:
         if not any(keyword in lower for keyword in keywords):
@@ -352,7 +412,10 @@ def _context_spans(doc: str, lower: str) -> list[Span]:
                         continue
                 if secret_value(value):
                     spans.append((span[0], span[1], REDACTED.format("url-password" if match.group("s") else "url-token")))
-            elif family == "private-key" or secret_value(value):
+            elif "name" in match.re.groupindex:
+                if _hidden(match.group("name"), value):
+                    spans.append((span[0], span[1], marker))
+            elif secret_value(value):
                 spans.append((span[0], span[1], marker))
     return spans
 
@@ -397,7 +460,12 @@ def _named_spans(doc: str, lower: str) -> list[Span]:
         if found is None:
             continue
         value = doc[found[0]:found[1]]
-        if value.startswith("-") or (match.group("s") and _regex(_DOTTED).match(value)):
+        if match.group("s") and _regex(_DOTTED).match(value):  # process.env.X ?? "fallback": the fallback
+            fallback = _regex(r"\s*(?:\?\?|\|\||\bor\b)\s*[\"']([^\"'\n]+)[\"']").match(doc, found[1])
+            if fallback is None:
+                continue
+            found, value = fallback.span(1), fallback.group(1)
+        if value.startswith("-") or doc[max(0, start - 7):start].lower().endswith("public "):
             continue
         if _hidden(name, value):
             spans.append((found[0], found[1], marker))
