@@ -103,6 +103,7 @@ def test_timeline_table_and_json(runner, conn):
     (["show", "abc"], "not an id"),
     (["timeline", "777"], "no observation #777"),
     (["timeline", "2026-13-45"], "not a date or time"),
+    (["timeline", "99999-01-01"], "not a date or time"),
     (["remember", "   "], "nothing to remember"),
     (["forget", "4242", "--yes"], "unknown observation id(s): #4242"),
     (["forget", "--session", "nope", "--yes"], "unknown session"),

@@ -134,10 +134,13 @@ def test_provider_choices_and_description_come_from_the_one_list():
         ("log_level", "loud", "not one of debug, info, warning or error"),
         ("worker_port", 70000, "out of range (a whole number from 0 to 65535"),
         ("worker_port", "-1", "out of range"),
-        ("max_attempts", 0, "out of range (a whole number of at least 1)"),
+        ("max_attempts", 0, "out of range (a whole number from 1 to 20)"),
+        ("lease_seconds", 10**30, "out of range (a whole number from 1 to 86400)"),
+        ("max_field_chars", "9" * 5000, "not a whole number"),
+        ("retry_backoff_seconds", 1e309, "not a number"),
         ("backups_keep", "-3", "out of range"),
         ("batch_max_events", 2.5, "not a whole number"),
-        ("retry_backoff_seconds", -0.5, "out of range (a number of at least 0)"),
+        ("retry_backoff_seconds", -0.5, "out of range (a number from 0 to 3600)"),
         ("retry_backoff_seconds", "nan", "not a number"),
         ("autostart", "perhaps", "not true or false"),
         ("skip_tools", {"a": 1}, "not a list of strings"),
@@ -155,6 +158,7 @@ def test_a_bad_value_is_refused_with_its_reason_and_nothing_is_written(data_dir,
 
 @pytest.mark.parametrize(("key", "value"), [("worker_port", 0), ("worker_port", 65535), ("worker_port", None),
                                             ("backup_interval_hours", 0), ("retry_backoff_seconds", 0),
+                                            ("retry_backoff_seconds", 3600), ("max_attempts", 20),
                                             ("anthropic_base_url", ""), ("openai_base_url", "https://api.openai.com/v1")])
 def test_edge_values_inside_the_limits_are_accepted(data_dir, key, value):
     settings.update_file({key: value})

@@ -35,6 +35,11 @@ def _provider_description() -> str:
     return "Observer, one of: " + "; ".join(f"{name} — {meaning}" for name, meaning in PROVIDERS.items()) + "."
 
 
+def _plain(number: float) -> str:
+    """`10000000`, not `1e+07`."""
+    return str(int(number)) if float(number).is_integer() else f"{number:g}"
+
+
 class Setting:
     """One key: its default, its type (bool, int, float, str, list or choice), limits and meaning."""
 
@@ -63,16 +68,17 @@ class Setting:
         if self.kind in ("int", "float"):
             what = "a whole number" if self.kind == "int" else "a number"
             if self.minimum is not None and self.maximum is not None:
-                what += f" from {self.minimum:g} to {self.maximum:g}"
+                what += f" from {_plain(self.minimum)} to {_plain(self.maximum)}"
             elif self.minimum is not None:
-                what += f" of at least {self.minimum:g}"
+                what += f" of at least {_plain(self.minimum)}"
             return what + (", or empty for unset" if self.optional else "")
         if self.url:
             return "an http:// or https:// URL (or empty)"
         return "a string"
 
 
-def _int(default: int, description: str, minimum: int = 1, maximum: "int | None" = None) -> Setting:
+def _int(default: int, description: str, maximum: int, minimum: int = 1) -> Setting:
+    """A whole-number key; its ceiling keeps times, counts and SQL parameters far from any overflow."""
     return Setting(default, "int", description, minimum=minimum, maximum=maximum)
 
 
@@ -85,10 +91,11 @@ SETTINGS: dict[str, Setting] = {
     "worker_port": Setting(None, "int", "Worker port on 127.0.0.1; unset means 38700 + uid % 100, 0 means any free port.",
                            minimum=0, maximum=PORT_MAX, optional=True),
     "autostart": Setting(True, "bool", "Hooks start the worker when it is not running."),
-    "backups_keep": _int(5, "How many database snapshots to keep."),
-    "backup_interval_hours": _int(24, "Hours between automatic database snapshots (0 turns them off).", minimum=0),
+    "backups_keep": _int(5, "How many database snapshots to keep.", 1000),
+    "backup_interval_hours": _int(24, "Hours between automatic database snapshots (0 turns them off).", 8760, minimum=0),
     # capture
-    "max_field_chars": _int(20000, "Longest stored tool input/output field; longer ones keep head and tail.", minimum=100),
+    "max_field_chars": _int(20000, "Longest stored tool input/output field; longer ones keep head and tail.", 10_000_000,
+                            minimum=100),
     "skip_tools": Setting(["TodoWrite", "ListMcpResourcesTool", "AskUserQuestion"], "list",
                           "Tools whose calls are never captured."),
     "excluded_projects": Setting([], "list", "Path globs of projects that are never captured."),
@@ -96,28 +103,29 @@ SETTINGS: dict[str, Setting] = {
     "provider": Setting("auto", "choice", _provider_description(), choices=tuple(PROVIDERS)),
     "claude_model": Setting("claude-haiku-4-5", "str", "Model for the claude (Agent SDK) observer."),
     "cli_path": Setting("", "str", "Claude Code CLI for the claude observer; empty means the one bundled with the SDK."),
-    "max_observers": _int(2, "Most observer sessions open at once (claude provider)."),
+    "max_observers": _int(2, "Most observer sessions open at once (claude provider).", 64),
     "anthropic_api_key": Setting("", "str", "API key for the anthropic observer."),
     "anthropic_base_url": Setting("", "str", "Base URL for the anthropic observer; empty means the SDK default.", url=True),
     "anthropic_model": Setting("claude-haiku-4-5", "str", "Model for the anthropic observer."),
     "openai_base_url": Setting("http://127.0.0.1:11434/v1", "str", "Base URL of an OpenAI-compatible server.", url=True),
     "openai_model": Setting("llama3.1", "str", "Model for the openai observer."),
     "openai_api_key": Setting("", "str", "API key for the openai observer (optional for local servers)."),
-    "observer_timeout_seconds": _int(120, "Longest wait for one observer reply."),
-    "observer_history_turns": _int(6, "Recent turns a stateless observer keeps besides its recap.", minimum=0),
-    "max_attempts": _int(3, "Attempts per event before it is marked failed."),
-    "retry_backoff_seconds": Setting(2.0, "float", "Base of the exponential backoff between attempts.", minimum=0),
-    "lease_seconds": _int(300, "How long a claimed batch stays claimed before it returns to the queue."),
-    "batch_max_events": _int(20, "Most events in one observer turn."),
-    "batch_max_chars": _int(30000, "Most characters of events in one observer turn."),
-    "session_idle_hours": _int(24, "Hours of silence after which an active session becomes interrupted."),
+    "observer_timeout_seconds": _int(120, "Longest wait for one observer reply.", 86_400),
+    "observer_history_turns": _int(6, "Recent turns a stateless observer keeps besides its recap.", 1000, minimum=0),
+    "max_attempts": _int(3, "Attempts per event before it is marked failed.", 20),
+    "retry_backoff_seconds": Setting(2.0, "float", "Base of the exponential backoff between attempts.", minimum=0,
+                                     maximum=3600),
+    "lease_seconds": _int(300, "How long a claimed batch stays claimed before it returns to the queue.", 86_400),
+    "batch_max_events": _int(20, "Most events in one observer turn.", 1000),
+    "batch_max_chars": _int(30000, "Most characters of events in one observer turn.", 10_000_000),
+    "session_idle_hours": _int(24, "Hours of silence after which an active session becomes interrupted.", 8760),
     # recall
-    "context_observations": _int(50, "Observations in the session-start index.", minimum=0),
-    "context_index_tokens": _int(1000, "Token budget of the index rows.", minimum=0),
-    "context_max_tokens": _int(1400, "Token budget of the whole session-start context.", minimum=0),
+    "context_observations": _int(50, "Observations in the session-start index.", 10_000, minimum=0),
+    "context_index_tokens": _int(1000, "Token budget of the index rows.", 1_000_000, minimum=0),
+    "context_max_tokens": _int(1400, "Token budget of the whole session-start context.", 1_000_000, minimum=0),
     "prompt_context": Setting(False, "bool", "Add the best matching memories to each prompt."),
-    "prompt_context_results": _int(3, "Matches added to a prompt when prompt_context is on."),
-    "prompt_context_tokens": _int(300, "Token budget of the memories added to a prompt.", minimum=0),
+    "prompt_context_results": _int(3, "Matches added to a prompt when prompt_context is on.", 100),
+    "prompt_context_tokens": _int(300, "Token budget of the memories added to a prompt.", 100_000, minimum=0),
 }
 
 # key -> (default, one-line description): the view most callers need.
@@ -245,7 +253,10 @@ def _shown(key: str, value: object) -> str:
     if value is None:
         return "unset"
     shown = display(key, value)
-    return MASK if shown == MASK else repr(shown)
+    if shown == MASK:
+        return MASK
+    quoted = repr(shown)
+    return quoted if len(quoted) <= 80 else quoted[:60] + f"… ({len(str(shown))} characters)"
 
 
 def read_file(directory: "str | None" = None) -> "dict[str, Any]":

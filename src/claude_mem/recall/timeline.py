@@ -16,7 +16,7 @@ from claude_mem.store import search as repository
 from claude_mem.store.search import TimelineRow
 
 MAX_SIDE = 200
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_TIMESTAMP = re.compile(r"^\d{4,}-\d{1,2}-\d{1,2}")  # year 99999 is refused as a date, not searched as words
 
 
 class Anchor(TypedDict):
