@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from claude_mem.runtime.observer_choice import anthropic_key_source, resolve_cli
 from claude_mem.runtime.observer_choice import choose as choose_rule
+from claude_mem.settings import display
 
 from ..provider import REGISTRY
 from .cli import auth_status
@@ -42,7 +43,7 @@ def describe(settings: Mapping[str, object], *, probe: bool = True) -> dict[str,
         source = anthropic_key_source(settings)
         ok, detail = bool(source), (f"key from {source}" if source else "no API key: set anthropic_api_key or ANTHROPIC_API_KEY")
     elif name == "openai":
-        detail = f"{settings.get('openai_model')} at {settings.get('openai_base_url')}"
+        detail = f"{settings.get('openai_model')} at {display('openai_base_url', settings.get('openai_base_url'))}"
     elif name == "offline":
         detail = "no LLM: observations are extracted from the events directly"
     elif name == "fake":
