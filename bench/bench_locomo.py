@@ -7,6 +7,12 @@ R@k = |evidence ∩ top k| / |evidence|, averaged over questions, overall and pe
 p95 latency. The baseline, computed in the same run over the same turns, is plain FTS5 BM25 (porter)
 over an OR of the quoted terms minus stop-words (`reference/retrieval.md`: 0.553 R@5 on dev).
 
+It also scores the per-prompt memory (`prompt_context`): each question is asked as a prompt of its
+own conversation and of the next one (where nothing is relevant); `evidence_added` is the share of
+questions whose evidence the hook would add, `unrelated_spoke` the share of unrelated prompts that
+would get anything — by words and meaning (what the worker answers) and by keyword alone (the hook's
+fallback). Their thresholds (`recall/prompt_context.py`) were chosen on the dev split with these.
+
 The default data is the dev split (`bench/data/locomo`, conversations 1–5, CC BY-NC 4.0: see the
 README there); tune on it only. `--data` scores any file in LoCoMo's JSON layout the same way.
 """
@@ -26,6 +32,7 @@ from collections.abc import Callable
 from claude_mem.index import fts
 from claude_mem.index.query import SearchQuery
 from claude_mem.index.search import available_modes, search
+from claude_mem.recall import prompt_context, related
 from claude_mem.recall.remember import remember
 from claude_mem.store import db
 
@@ -118,6 +125,30 @@ class Stores:
         return for_sample
 
 
+def prompt_memory(samples: list[dict], stores: Stores) -> dict[str, dict[str, float]]:
+    """What the per-prompt memory adds, by words and meaning and by keyword alone (see the module doc)."""
+    ways: dict[str, Callable[[sqlite3.Connection, str], list[dict]]] = {
+        "keyword": lambda conn, text: prompt_context.keyword_matches(conn, PROJECT, text, set(), 3)}
+    if "hybrid" in available_modes():
+        ways["hybrid"] = lambda conn, text: list(related.related(conn, PROJECT, text, "", 3)["items"])
+    report = {}
+    for way, ask in ways.items():
+        added = spoke = asked = 0
+        for position, sample in enumerate(samples):
+            other = samples[(position + 1) % len(samples)]
+            for qa in questions(sample):
+                asked += 1
+                by_id = stores.dia[sample["sample_id"]]
+                found = {dia for item in ask(stores.conns[sample["sample_id"]], qa["question"])
+                         for dia in by_id.get(int(item["id"]), [])}
+                added += bool(found & set(qa["evidence"]))
+                if other is not sample:
+                    spoke += bool(ask(stores.conns[other["sample_id"]], qa["question"]))
+        report[way] = {"evidence_added": round(added / asked, 3) if asked else 0.0,
+                       "unrelated_spoke": round(spoke / asked, 3) if asked and len(samples) > 1 else None}
+    return report
+
+
 def baseline(samples: list[dict]) -> Callable[[dict], Callable[[str], list[str]]]:
     """Plain FTS5 BM25 over the same turns, one in-memory index per conversation."""
     indexes: dict[str, sqlite3.Connection] = {}
@@ -155,6 +186,7 @@ def main(argv: list[str]) -> dict[str, object]:
             stores.load(sample)
         report["modes"] = {mode: score(samples, stores.asker(mode)) for mode in available_modes()}
         report["baseline"] = score(samples, baseline(samples))
+        report["prompt_memory"] = prompt_memory(samples, stores)
         for conn in stores.conns.values():
             conn.close()
     return report

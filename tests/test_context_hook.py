@@ -61,15 +61,15 @@ def test_session_start_injects_the_index_then_resume_only_news(data_dir, project
     conn.close()
 
 
-def test_user_prompt_adds_matching_memory_only_when_enabled(data_dir, project):
+def test_user_prompt_adds_matching_memory_unless_disabled(data_dir, project):
     conn = db.connect(db.db_path(str(data_dir)))
     seed_project(conn, project, 10)
     target = add_observation(conn, project, "Billing webhook retries use exponential backoff", kind="decision")
     conn.close()
     prompt = payload(project, "UserPromptSubmit", prompt="How do the billing webhook retries work?")
-    out, _ = hook(data_dir, "user-prompt", prompt)
-    assert out is None  # off by default
-    out, err = hook(data_dir, "user-prompt", prompt, CLAUDE_MEM_PROMPT_CONTEXT="true")
+    out, _ = hook(data_dir, "user-prompt", prompt, CLAUDE_MEM_PROMPT_CONTEXT="false")
+    assert out is None
+    out, err = hook(data_dir, "user-prompt", prompt)  # on by default
     text = out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     assert text.splitlines()[1].startswith(f"#{target} ")

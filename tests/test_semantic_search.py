@@ -131,3 +131,22 @@ def test_the_worker_backfills_vectors_and_health_reports_progress(tmp_path, monk
         assert "vectors:" in cli("status").stdout
     finally:
         cli("worker", "stop")
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "semantic"])
+def test_summaries_and_prompts_asked_for_by_meaning_come_from_keyword_search(tmp_path, mode):
+    from recall_seed import add_prompt, add_session, add_summary, stamp
+
+    conn = db.connect(str(tmp_path / "claude-mem.db"))
+    session = add_session(conn, "kinds-session", PROJECT)
+    add_observation(conn, PROJECT, "Websocket reconnect keeps the cursor", session_id=session)
+    add_summary(conn, session, PROJECT, stamp(1), request="Fix the websocket reconnect", completed="Cursor kept")
+    add_prompt(conn, session, 1, "why does the websocket reconnect lose the cursor", stamp(2))
+    conn.commit()
+    while semantic.embed_missing(conn, 16):
+        pass
+    for kinds, expected in (("summary", {"summary"}), ("prompt", {"prompt"}),
+                            ("observation,summary,prompt", {"observation", "summary", "prompt"})):
+        found = search(conn, SearchQuery.build("websocket reconnect", mode=mode, project=PROJECT, kinds=kinds))
+        assert {hit["kind"] for hit in found.items} == expected
+    conn.close()

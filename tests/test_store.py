@@ -29,13 +29,14 @@ EXPECTED_TABLES = {
         "created_at",
     ],
     "vectors": ["kind", "row_id", "model", "vector"],
+    "shown": ["session_id", "observation_id"],
 }
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
     "observations_vector_delete", "summaries_vector_delete", "prompts_vector_delete", "observations_vector_update"}
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
-    "summaries_project",
+    "summaries_project", "shown_observation",
 }
 
 

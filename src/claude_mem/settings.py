@@ -123,9 +123,12 @@ SETTINGS: dict[str, Setting] = {
     "context_observations": _int(50, "Observations in the session-start index.", 10_000, minimum=0),
     "context_index_tokens": _int(1000, "Token budget of the index rows.", 1_000_000, minimum=0),
     "context_max_tokens": _int(1400, "Token budget of the whole session-start context.", 1_000_000, minimum=0),
-    "prompt_context": Setting(False, "bool", "Add the best matching memories to each prompt."),
-    "prompt_context_results": _int(3, "Matches added to a prompt when prompt_context is on.", 100),
+    "prompt_context": Setting(True, "bool", "Add the memories that match a prompt well to it (never ones the session"
+                              " has already been shown; nothing when none matches well)."),
+    "prompt_context_results": _int(3, "Most memories added to one prompt.", 100),
     "prompt_context_tokens": _int(300, "Token budget of the memories added to a prompt.", 100_000, minimum=0),
+    "prompt_context_timeout_ms": _int(300, "Longest wait for the worker's search by meaning before the prompt hook"
+                                      " searches by keyword itself.", 10_000, minimum=0),
 }
 
 # key -> (default, one-line description): the view most callers need.

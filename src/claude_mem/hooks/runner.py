@@ -184,7 +184,8 @@ def handle(hook: str, raw: bytes, env: dict) -> int:
         if hook == "user-prompt" and config["prompt_context"] and not record["private"]:
             from claude_mem.recall.prompt_context import user_prompt
 
-            related = user_prompt({"prompt": record["payload"].get("prompt"), "cwd": cwd}, data_dir, config, env)
+            related = user_prompt({"prompt": record["payload"].get("prompt"), "cwd": cwd, "session_id": session_id},
+                                  data_dir, config, env, conn)
             if related:
                 _stdout(related)
     finally:

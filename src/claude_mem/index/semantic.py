@@ -1,10 +1,12 @@
 """Search by meaning: `semantic` (cosine of MiniLM embeddings) and `hybrid` (that fused with BM25).
 
-Both search observations (summaries and prompts are searched by keyword). Vectors are read from the
-store, filtered like any search, and compared to the query's embedding by brute force: fast enough
-below ~1M rows. `hybrid` is weighted min-max fusion over the union of both top-100 lists,
-`0.4·cosine + 0.6·bm25` (LoCoMo dev: 0.607 R@5 against RRF's 0.514 and BM25's 0.553, in
-`reference/retrieval.md`); a hit's `score` is that fused value, or the cosine, higher is better.
+Both rank observations; a query that asks for summaries or prompts is answered by keyword search,
+which covers every kind. Vectors are read from the store, filtered like any search, and compared to
+the query's embedding by brute force: fast enough below ~1M rows. `hybrid` is weighted min-max
+fusion over the union of both top-100 lists, `0.4·cosine + 0.6·bm25` (LoCoMo dev: 0.607 R@5 against
+RRF's 0.514 and BM25's 0.553, in `reference/retrieval.md`). A hit's `score` is that fused value (or
+the cosine), higher is better; its `cosine` is the absolute similarity, what a threshold can be set
+on (fused scores are relative to the candidates).
 """
 
 from __future__ import annotations
@@ -46,13 +48,14 @@ def _cosines(conn: sqlite3.Connection, query: SearchQuery) -> list[tuple[int, fl
     return [(int(rows[i][0]), float(scores[i])) for i in order]
 
 
-def _page(conn: sqlite3.Connection, query: SearchQuery, scored: list[tuple[int, float]], match: str) -> SearchResult:
-    """The requested page of `scored` (best first), in the query's order."""
+def _page(conn: sqlite3.Connection, query: SearchQuery, scored: list[tuple[int, float]], match: str,
+          cosines: dict[int, float]) -> SearchResult:
+    """The requested page of `scored` (best first), in the query's order; each hit with its `cosine`."""
     hits = repository.observations_by_id(conn, [row_id for row_id, _score in scored])
     items = []
     for row_id, score in scored:
         if row_id in hits:
-            items.append({**hits[row_id], "score": round(score, 4)})
+            items.append({**hits[row_id], "score": round(score, 4), "cosine": round(cosines.get(row_id, 0.0), 4)})
     if query.order != "relevance":
         items.sort(key=lambda hit: (hit["created_at"], hit["id"]), reverse=query.order == "newest")
     return SearchResult(items=items[query.offset:query.offset + query.limit], total=len(items), match=match)
@@ -64,10 +67,10 @@ class SemanticIndex:
     mode = "semantic"
 
     def search(self, conn: sqlite3.Connection, query: SearchQuery) -> SearchResult:
-        if query.text is None:
+        if query.text is None or query.kinds != ("observation",):
             return KeywordIndex().search(conn, query)
         scored = [(row_id, score) for row_id, score in _cosines(conn, query) if score >= MIN_COSINE]
-        return _page(conn, query, scored, "")
+        return _page(conn, query, scored, "", dict(scored))
 
 
 class HybridIndex:
@@ -76,14 +79,15 @@ class HybridIndex:
     mode = "hybrid"
 
     def search(self, conn: sqlite3.Connection, query: SearchQuery) -> SearchResult:
-        if query.text is None:
+        if query.text is None or query.kinds != ("observation",):
             return KeywordIndex().search(conn, query)
         expression = fts.keyword_expression(query.text)
         keyword: dict[int, float] = {}
         if expression:
             _total, hits = repository.observation_hits(conn, expression, query.filters, "relevance", CANDIDATES)
             keyword = {int(hit["id"]): -float(hit["score"]) for hit in hits}  # bm25: lower is better
-        semantic = dict(_cosines(conn, query)[:CANDIDATES])
+        cosines = _cosines(conn, query)
+        semantic = dict(cosines[:CANDIDATES])
         fused: dict[int, float] = {}
         for weight, scores in ((1 - COSINE_WEIGHT, keyword), (COSINE_WEIGHT, semantic)):
             if not scores:
@@ -94,4 +98,4 @@ class HybridIndex:
         if not keyword:  # no word of the query matched: keep only what means something close
             fused = {row_id: score for row_id, score in fused.items() if semantic.get(row_id, 0.0) >= MIN_COSINE}
         ranked = sorted(fused.items(), key=lambda item: (-item[1], -item[0]))
-        return _page(conn, query, ranked, expression)
+        return _page(conn, query, ranked, expression, dict(cosines))

@@ -116,7 +116,7 @@ def _overflow_line(hidden: int) -> str:
 
 
 def _row_text(row: tuple) -> tuple[str, str, int]:
-    """(day, row line, full-text token estimate) for one observation row."""
+    """(day, row line, full-text token estimate) for one observation row (its id is `row[0]`)."""
     when = local_time(row[1])
     day = when.strftime("%Y-%m-%d") if when else clean(row[1], 10)
     clock = when.strftime("%H:%M") if when else ""
@@ -129,11 +129,11 @@ def _setting_int(values: dict, name: str) -> int:
     return max(int(values.get(name) or 0), 0)
 
 
-def _fit_rows(rows: list, fixed_tokens: int, values: dict) -> list[tuple[str, str, int]]:
-    """Newest rows first, as many as the index and whole-context budgets allow."""
+def _fit_rows(rows: list, fixed_tokens: int, values: dict) -> list[tuple[int, str, str, int]]:
+    """(id, day, line, full tokens), newest first, as many as the index and whole-context budgets allow."""
     index_budget = int(values.get("context_index_tokens") or 0)
     total_budget = int(values.get("context_max_tokens") or 0)
-    kept: list[tuple[str, str, int]] = []
+    kept: list[tuple[int, str, str, int]] = []
     days: set[str] = set()
     index_tokens = 0
     total = fixed_tokens + estimate_tokens("\n## Recent observations (999 of 99999, oldest first)\n")
@@ -143,19 +143,19 @@ def _fit_rows(rows: list, fixed_tokens: int, values: dict) -> list[tuple[str, st
         extra = 0 if day in days else estimate_tokens(f"### {day} · ~99999 tokens in full\n")
         if index_tokens + cost > index_budget or total + cost + extra > total_budget:
             break
-        kept.append((day, line, full))
+        kept.append((int(row[0]), day, line, full))
         days.add(day)
         index_tokens += cost
         total += cost + extra
     return kept
 
 
-def _index_lines(kept: list[tuple[str, str, int]], total: int) -> list[str]:
+def _index_lines(kept: list[tuple[int, str, str, int]], total: int) -> list[str]:
     if not kept:
         return []
     lines = ["", f"## Recent observations ({len(kept)} of {total}, oldest first)"]
     groups: dict[str, list[tuple[str, int]]] = {}
-    for day, line, full in reversed(kept):
+    for _id, day, line, full in reversed(kept):
         groups.setdefault(day, []).append((line, full))
     for day, entries in groups.items():
         lines.append(f"### {day} · ~{sum(full for _, full in entries)} tokens in full")
@@ -172,7 +172,8 @@ def build(
     data_dir: str | None = None,
     now: datetime | None = None,
 ) -> dict:
-    """The context for project `key`: {text, system_message, shown, total, tokens, empty}.
+    """The context for project `key`: {text, system_message, shown, total, tokens, empty,
+    ids} (`ids`: the observations listed, newest first).
 
     `since` (the session's last injection, used for `resume`) limits everything to rows stored
     after it. `conn` None means there is no database yet. Surfaces call `for_session`.
@@ -205,7 +206,7 @@ def build(
         message += f"; {total - len(kept)} more searchable"
     message += "".join(f"; {short}" for _, short in warnings)
     return {"text": text, "system_message": message, "shown": len(kept), "total": total,
-            "tokens": estimate_tokens(text), "empty": False}
+            "tokens": estimate_tokens(text), "empty": False, "ids": [row[0] for row in kept]}
 
 
 def _empty(header: list[str], name: str, since: str | None, total: int, warnings: list[tuple[str, str]]) -> dict:
@@ -222,7 +223,7 @@ def _empty(header: list[str], name: str, since: str | None, total: int, warnings
     message += "".join(f"; {short}" for _, short in warnings)
     text = "\n".join(lines)
     return {"text": text, "system_message": message, "shown": 0, "total": total,
-            "tokens": estimate_tokens(text), "empty": True}
+            "tokens": estimate_tokens(text), "empty": True, "ids": []}
 
 
 def hook_output(result: dict) -> dict:
@@ -265,5 +266,5 @@ def inject(conn: sqlite3.Connection | None, key: str, source: str, session_id: s
     started = utc_now()
     result = for_session(conn, key, source, session_id, values, data_dir)
     if conn is not None and session_id:
-        store.record_injection(conn, session_id, key, cwd, started)
+        store.record_injection(conn, session_id, key, cwd, started, result["ids"], source in FULL_SOURCES)
     return result

@@ -94,19 +94,31 @@ def lock_held(data_dir: str) -> bool:
 
 
 def probe_health(port: int, timeout: float = 0.5) -> dict | None:
-    """GET /health on 127.0.0.1:port; the decoded JSON, or None on any failure.
+    """GET /health on 127.0.0.1:port; the decoded JSON, or None on any failure."""
+    return request_json(port, "GET", "/health", None, timeout)
+
+
+def request_json(port: int, method: str, path: str, body: object, timeout: float) -> dict | None:
+    """One JSON request to the worker on 127.0.0.1:port; the decoded 200 answer, or None on any failure.
 
     A raw HTTP/1.0 exchange over a socket: `http.client` would cost the hook ~10 ms of imports.
+    `timeout` bounds the whole exchange; the answer is read up to 1 MB.
     """
     import socket
+    import time
 
-    request = ("GET /health HTTP/1.0\r\nHost: 127.0.0.1:%d\r\nAccept: application/json\r\n\r\n" % port).encode()
+    deadline = time.monotonic() + timeout
+    payload = b"" if body is None else json.dumps(body).encode()
+    head = "%s %s HTTP/1.0\r\nHost: 127.0.0.1:%d\r\nAccept: application/json\r\n" % (method, path, port)
+    if body is not None:
+        head += "Content-Type: application/json\r\nContent-Length: %d\r\n" % len(payload)
     chunks = []
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as conn:
-            conn.sendall(request)
+            conn.sendall(head.encode() + b"\r\n" + payload)
             total = 0
             while total < 1_000_000:
+                conn.settimeout(max(deadline - time.monotonic(), 0.001))
                 chunk = conn.recv(65536)
                 if not chunk:
                     break
@@ -114,12 +126,12 @@ def probe_health(port: int, timeout: float = 0.5) -> dict | None:
                 total += len(chunk)
     except (OSError, ValueError):
         return None
-    head, sep, body = b"".join(chunks).partition(b"\r\n\r\n")
-    status_line = head.split(b"\r\n", 1)[0].split()
+    answer_head, sep, answer = b"".join(chunks).partition(b"\r\n\r\n")
+    status_line = answer_head.split(b"\r\n", 1)[0].split()
     if not sep or len(status_line) < 2 or status_line[1] != b"200":
         return None
     try:
-        value = json.loads(body)
+        value = json.loads(answer)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

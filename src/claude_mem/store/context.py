@@ -65,8 +65,10 @@ def last_injection(conn: sqlite3.Connection, content_session_id: str) -> str | N
     return row[0] if row else None
 
 
-def record_injection(conn: sqlite3.Connection, content_session_id: str, project: str, cwd: str, at: str) -> bool:
-    """Remember when this session last received context (a capture-table write); False if busy or read-only."""
+def record_injection(conn: sqlite3.Connection, content_session_id: str, project: str, cwd: str, at: str,
+                     shown: list[int] | None = None, replace: bool = False) -> bool:
+    """Remember when this session last received context and which observations it listed (`replace`:
+    a full index, so what it was shown before no longer counts); False if busy or read-only."""
     try:
         with transaction(conn):
             conn.execute(
@@ -74,21 +76,54 @@ def record_injection(conn: sqlite3.Connection, content_session_id: str, project:
                 " ON CONFLICT (content_session_id) DO UPDATE SET last_injected_at = excluded.last_injected_at",
                 (content_session_id, project, cwd, at),
             )
+            if replace:
+                conn.execute("DELETE FROM shown WHERE session_id = (SELECT id FROM sessions WHERE content_session_id = ?)",
+                             (content_session_id,))
+            _insert_shown(conn, content_session_id, shown or [])
     except sqlite3.Error:
         return False
     return True
 
 
+def _insert_shown(conn: sqlite3.Connection, content_session_id: str, ids: list[int]) -> None:
+    conn.executemany(
+        "INSERT OR IGNORE INTO shown (session_id, observation_id) SELECT s.id, o.id FROM sessions s, observations o"
+        " WHERE s.content_session_id = ? AND o.id = ?", [(content_session_id, row_id) for row_id in ids])
+
+
+def record_shown(conn: sqlite3.Connection, content_session_id: str, ids: list[int]) -> bool:
+    """Add observations shown to a session beside a prompt; False if busy, read-only or the session is unknown."""
+    try:
+        with transaction(conn):
+            _insert_shown(conn, content_session_id, ids)
+    except sqlite3.Error:
+        return False
+    return True
+
+
+def shown_ids(conn: sqlite3.Connection, content_session_id: str) -> set[int]:
+    """The observations this session has already been shown (its index and earlier prompt memories)."""
+    return {row[0] for row in conn.execute(
+        "SELECT observation_id FROM shown WHERE session_id = (SELECT id FROM sessions WHERE content_session_id = ?)",
+        (content_session_id,))}
+
+
 def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limit: int) -> list[tuple]:
-    """(id, created_at, type, title, subtitle) of the project's observations matching an FTS5 expression, best
-    first (BM25 with the title and subtitle weighted up)."""
+    """(id, created_at, type, title, subtitle, bm25) of the project's observations matching an FTS5
+    expression, best first (BM25 with the title and subtitle weighted up; lower is better)."""
     return conn.execute(
-        "SELECT o.id, o.created_at, o.type, o.title, o.subtitle FROM observations_fts"
+        f"SELECT o.id, o.created_at, o.type, o.title, o.subtitle, bm25(observations_fts, {OBSERVATION_WEIGHTS})"
+        " FROM observations_fts"
         " JOIN observations o ON o.id = observations_fts.rowid"
         " WHERE observations_fts MATCH ? AND o.project = ?"
         f" ORDER BY bm25(observations_fts, {OBSERVATION_WEIGHTS}) LIMIT ?",
         (expression, project, limit),
     ).fetchall()
+
+
+def indexed_observations(conn: sqlite3.Connection) -> int:
+    """How many observations the search index holds (all projects: BM25's idf counts them all)."""
+    return conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0]
 
 
 def known_projects(conn: sqlite3.Connection) -> list[str]:

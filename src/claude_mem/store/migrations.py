@@ -223,7 +223,23 @@ def m003_vectors(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS = [m001_initial, m002_fts, m003_vectors]
+def m004_shown(conn: sqlite3.Connection) -> None:
+    """Which observations a session has been shown (its context index and the memories added to its
+    prompts), so that per-prompt memory never repeats them; gone with the session or the observation."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE shown (
+            session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            observation_id INTEGER NOT NULL REFERENCES observations(id) ON DELETE CASCADE,
+            PRIMARY KEY (session_id, observation_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX shown_observation ON shown (observation_id);
+        """,
+    )
+
+
+MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

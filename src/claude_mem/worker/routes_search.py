@@ -12,13 +12,14 @@ from starlette.routing import Route
 from claude_mem import settings
 from claude_mem.index.search import search
 from claude_mem.recall import context as session_context
-from claude_mem.recall import lists
+from claude_mem.recall import lists, related
 from claude_mem.recall.timeline import MAX_SIDE, Timeline, timeline
 from claude_mem.store import stats
 from claude_mem.worker import routes_common as common
 
 CONTEXT_SOURCES = ("startup", "resume", "clear", "compact")
 MAX_QUERY = 1000
+MAX_RELATED = 100
 
 
 async def search_route(request: Request) -> Response:
@@ -36,6 +37,28 @@ async def search_route(request: Request) -> Response:
         return {**search(conn, wanted).as_dict(), "limit": wanted.limit, "offset": wanted.offset}
 
     return JSONResponse(await common.reading(request, work))
+
+
+async def related_route(request: Request) -> Response:
+    """`{prompt, project, session?, limit?}` → `{items, mode}`: what the prompt hook adds to a prompt.
+
+    Observations of `project` (a project key) that match the prompt well, minus those `session` has
+    already been shown; `items` may well be empty.
+    """
+    common.params(request, ())
+    body = await common.json_body(request)
+    if not isinstance(body, dict) or not {"prompt", "project"} <= set(body) <= {"prompt", "project", "session", "limit"}:
+        raise HTTPException(400, 'expected {"prompt": "...", "project": "...", "session": "...", "limit": 3}')
+    prompt, key, session, limit = body["prompt"], body["project"], body.get("session") or "", body.get("limit", 3)
+    if not isinstance(prompt, str) or not isinstance(key, str) or not key or not isinstance(session, str):
+        raise HTTPException(400, "prompt and project must be text (project a project key), session text or absent")
+    if len(key) > MAX_QUERY or len(session) > MAX_QUERY:
+        raise HTTPException(400, f"project and session are at most {MAX_QUERY} characters")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 0 <= limit <= MAX_RELATED:
+        raise HTTPException(400, f"limit must be a whole number from 0 to {MAX_RELATED}")
+    if not prompt.strip() or not limit:
+        return JSONResponse({"items": [], "mode": ""})
+    return JSONResponse(await common.reading(request, lambda conn: related.related(conn, key, prompt, session, limit)))
 
 
 async def timeline_route(request: Request) -> Response:
@@ -104,6 +127,7 @@ async def context_route(request: Request) -> Response:
 
 ROUTES = [
     Route("/api/search", search_route, methods=["GET"]),
+    Route("/api/related", related_route, methods=["POST"]),
     Route("/api/timeline", timeline_route, methods=["GET"]),
     Route("/api/projects", projects_route, methods=["GET"]),
     Route("/api/stats", stats_route, methods=["GET"]),

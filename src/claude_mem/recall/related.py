@@ -1,0 +1,33 @@
+"""What the worker answers the prompt hook (`POST /api/related`): the project's observations that
+match a prompt well by words and meaning, minus what the session has already been shown.
+
+Hybrid search ranks; a hit is kept only when its cosine to the prompt reaches
+`prompt_context.MIN_COSINE` (fused scores are relative to the candidates, so cannot be thresholded).
+Without vectors or the model, the same keyword search the hook would run itself.
+"""
+
+import sqlite3
+
+from claude_mem.domain import RecallError
+from claude_mem.index.query import SearchQuery
+from claude_mem.index.search import default_mode, search
+from claude_mem.recall import prompt_context
+from claude_mem.store import context as store_context
+
+FIELDS = ("id", "created_at", "type", "title", "subtitle", "score", "cosine")
+
+
+def related(conn: sqlite3.Connection, project: str, prompt: str, session: str, limit: int) -> dict[str, object]:
+    """`{items, mode}`: up to `limit` good matches, best first; `mode` says how they were found."""
+    exclude = store_context.shown_ids(conn, session) if session else set()
+    prompt = prompt[:prompt_context.MAX_PROMPT_CHARS]
+    if default_mode(conn) == "hybrid":
+        try:
+            found = search(conn, SearchQuery.build(prompt, mode="hybrid", project=project, limit=limit + len(exclude)))
+        except RecallError:  # the model failed to load or run: keyword search, as the hook would
+            pass
+        else:
+            items = [{key: hit.get(key) for key in FIELDS} for hit in found.items
+                     if hit["id"] not in exclude and float(hit.get("cosine") or 0.0) >= prompt_context.MIN_COSINE]
+            return {"items": items[:limit], "mode": "hybrid"}
+    return {"items": prompt_context.keyword_matches(conn, project, prompt, exclude, limit), "mode": "keyword"}
