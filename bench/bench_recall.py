@@ -6,6 +6,9 @@
 - Search p50/p95 in process at 10k and 100k observations over the standard query set
   (`bench/bench-queries.txt`). Budget: p50 ≤ 5 ms at 100k.
 - Context size in tokens (chars / 4) at 50 observations.
+- The `user-prompt` hook at 10k observations: per-prompt memory off, on with no worker (keyword
+  search in the hook) and on with a worker holding every vector (hybrid), each beside a bare
+  `python -c pass`; what it adds must leave the hook budget as it was (issue 12).
 
 Data: observations whose words are drawn from a Zipf-distributed vocabulary of real programming
 terms. `python -m bench recall` or `python bench/bench_recall.py [--quick]`.
@@ -131,6 +134,60 @@ def bench_hook(data_dir: str, project: str, runs: int) -> dict:
             "rows_injected": shown, "runs": runs}
 
 
+PROMPT = "why does the websocket reconnect lose the session cursor after a deploy"
+
+
+def bench_prompt_hook(data_dir: str, project: str, runs: int) -> dict:
+    """The user-prompt hook as hooks.json runs it: memory off, keyword in the hook, then via a worker."""
+    env = {**os.environ, "CLAUDE_MEM_DATA_DIR": data_dir, "CLAUDE_MEM_AUTOSTART": "false",
+           "CLAUDE_MEM_PROVIDER": "offline", "CLAUDE_MEM_WORKER_PORT": "0", "CLAUDE_MEM_BACKUP_INTERVAL_HOURS": "0"}
+    env.pop("CLAUDE_PROJECT_DIR", None)
+    hook = [sys.executable, "-I", "-S", os.path.join(REPO, "scripts", "hook.py"), "user-prompt"]
+    bare = [sys.executable, "-c", "pass"]
+
+    def payload(n: int) -> bytes:  # a new session each time: nothing counts as already shown
+        return json.dumps({"session_id": f"bench-prompt-{n}", "transcript_path": "/tmp/t.jsonl", "cwd": project,
+                           "hook_event_name": "UserPromptSubmit", "prompt": PROMPT}).encode()
+
+    def measure(name: str, extra: dict) -> None:
+        times, bare_times, added = [], [], 0
+        for n in range(runs + 1):
+            run_env = {**env, **extra}
+            bare_ms = run_ms(bare, run_env)
+            start = time.perf_counter()
+            out = subprocess.run(hook, input=payload(n), env=run_env, capture_output=True, timeout=60, check=True).stdout
+            if n:  # the first call warms caches (and the worker's model)
+                times.append((time.perf_counter() - start) * 1000)
+                bare_times.append(bare_ms)
+                added += out.count(b"\\n#")
+        p50, bare_p50 = statistics.median(times), statistics.median(bare_times)
+        report[name] = {"p50_ms": round(p50, 2), "bare_python_p50_ms": round(bare_p50, 2),
+                        "ratio_to_bare": round(p50 / bare_p50, 2), "memories_added_per_prompt": round(added / runs, 2)}
+
+    report: dict[str, object] = {"runs": runs}
+    measure("off", {"CLAUDE_MEM_PROMPT_CONTEXT": "false"})
+    measure("keyword_in_hook", {})
+    from claude_mem.index.search import available_modes
+
+    if "hybrid" not in available_modes():
+        report["worker_hybrid"] = "the search extra is not installed"
+        return report
+    from claude_mem.index.semantic import embed_missing
+
+    conn = db.connect(db.db_path(data_dir))
+    started = time.perf_counter()
+    while embed_missing(conn, 64):
+        pass
+    conn.close()
+    report["embedded_in_s"] = round(time.perf_counter() - started, 1)
+    subprocess.run([sys.executable, "-m", "claude_mem", "worker", "start"], env=env, capture_output=True, timeout=120)
+    try:
+        measure("worker_hybrid", {"CLAUDE_MEM_PROMPT_CONTEXT_TIMEOUT_MS": "2000"})
+    finally:
+        subprocess.run([sys.executable, "-m", "claude_mem", "worker", "stop"], env=env, capture_output=True, timeout=120)
+    return report
+
+
 def bench_search(conn, project: str, queries: list[str], rounds: int) -> dict:
     """Our search against the bare FTS5 query it builds on (top 20 by bm25), interleaved."""
     times, bare_times = [], []
@@ -179,6 +236,8 @@ def main(argv: list[str]) -> dict:
             if count in sizes["search"]:
                 searches[str(count)] = bench_search(conn, project, queries, 2 if quick else 5)
             conn.close()
+            if count == max(sizes["session_start"]):
+                report["user_prompt"] = bench_prompt_hook(data_dir, project, 10 if quick else 30)
         report["session_start"] = hooks
         report["search"] = searches
         data_dir = os.path.join(tmp, "data-50")

@@ -150,3 +150,21 @@ def test_summaries_and_prompts_asked_for_by_meaning_come_from_keyword_search(tmp
         found = search(conn, SearchQuery.build("websocket reconnect", mode=mode, project=PROJECT, kinds=kinds))
         assert {hit["kind"] for hit in found.items} == expected
     conn.close()
+
+
+def test_vectors_kept_in_memory_follow_every_write(store, tmp_path):
+    conn, ids = store
+    query = SearchQuery.build("authentication bug", mode="semantic", project=PROJECT, limit=20)
+    jwt = ids["Fixed login failing after the JWT expired"]
+    assert jwt in [hit["id"] for hit in search(conn, query).items]  # loads the vectors into memory
+    other = db.connect(str(tmp_path / "claude-mem.db"))  # another connection writes, as the worker would
+    added = add_observation(other, PROJECT, "OAuth sign-in rejected valid credentials", narrative="Password check.")
+    other.commit()
+    while semantic.embed_missing(other, 16):
+        pass
+    forget(other, str(tmp_path), ids=[jwt])
+    other.close()
+    found = [hit["id"] for hit in search(conn, query).items]
+    assert added in found and jwt not in found
+    typed = SearchQuery.build("authentication bug", mode="semantic", project=PROJECT, types="bugfix")
+    assert search(conn, typed).total == 0  # filters beyond the project still apply (all are discoveries)

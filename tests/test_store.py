@@ -30,10 +30,12 @@ EXPECTED_TABLES = {
     ],
     "vectors": ["kind", "row_id", "model", "vector"],
     "shown": ["session_id", "observation_id"],
+    "vector_generation": ["id", "generation"],
 }
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
-    "observations_vector_delete", "summaries_vector_delete", "prompts_vector_delete", "observations_vector_update"}
+    "observations_vector_delete", "summaries_vector_delete", "prompts_vector_delete", "observations_vector_update",
+    "vectors_generation_insert", "vectors_generation_delete"}
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
     "summaries_project", "shown_observation",

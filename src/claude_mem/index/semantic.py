@@ -12,6 +12,9 @@ on (fused scores are relative to the candidates).
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from claude_mem.index import embedder, fts
 from claude_mem.index.base import SearchResult
@@ -19,6 +22,10 @@ from claude_mem.index.keyword import KeywordIndex
 from claude_mem.index.query import SearchQuery
 from claude_mem.store import search as repository
 from claude_mem.store import vectors
+from claude_mem.store.search import SearchFilters
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CANDIDATES = 100
 COSINE_WEIGHT = 0.4
@@ -35,30 +42,106 @@ def embed_missing(conn: sqlite3.Connection, batch: int = 32) -> int:
     return len(rows)
 
 
-def _cosines(conn: sqlite3.Connection, query: SearchQuery) -> list[tuple[int, float]]:
-    """(observation id, cosine) of every filtered observation with a vector, best first."""
+class _Vectors:
+    """Every observation vector of one database, in memory: ids, project codes and the matrix."""
+
+    def __init__(self, rows: list[tuple[int, str, bytes]], generation: int) -> None:
+        import numpy as np
+
+        self.generation = generation
+        self.ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        self.codes: dict[str, int] = {}
+        self.projects = np.fromiter((self.codes.setdefault(row[1], len(self.codes)) for row in rows),
+                                    dtype=np.int32, count=len(rows))
+        self.matrix = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32).reshape(len(rows), -1) \
+            if rows else np.zeros((0, 0), dtype=np.float32)
+
+
+# Loaded once per database and process, reloaded when its vector generation moves (migration m005):
+# reading 10k vectors from SQLite costs more than the rest of a search together.
+_LOADED: dict[tuple[str, str], _Vectors] = {}
+
+
+def _vectors(conn: sqlite3.Connection) -> _Vectors:
+    key, generation = (vectors.database_file(conn), embedder.MODEL), vectors.generation(conn)
+    cached = _LOADED.get(key)
+    if cached is None or cached.generation != generation or not key[0]:
+        cached = _Vectors(vectors.observation_vectors(conn, embedder.MODEL), generation)
+        _LOADED[key] = cached
+    return cached
+
+
+class _Cosines:
+    """The cosine of the query to every filtered observation with a vector (ids ascending)."""
+
+    def __init__(self, ids: np.ndarray, scores: np.ndarray) -> None:
+        self.ids, self.scores = ids, scores
+
+    def above(self, minimum: float) -> _Cosines:
+        keep = self.scores >= minimum
+        return _Cosines(self.ids[keep], self.scores[keep])
+
+    def best(self, count: int) -> list[tuple[int, float]]:
+        """The `count` best (id, cosine), best first (ties: stored order)."""
+        import numpy as np
+
+        if count < len(self.scores):
+            positions = np.argpartition(-self.scores, count)[:count]
+            positions = positions[np.argsort(-self.scores[positions], kind="stable")]
+        else:
+            positions = np.argsort(-self.scores, kind="stable")
+        return [(int(self.ids[i]), float(self.scores[i])) for i in positions]
+
+    def of(self, wanted: list[int]) -> dict[int, float]:
+        """The cosine of each of these ids that has one."""
+        import numpy as np
+
+        if not len(self.ids) or not wanted:
+            return {}
+        positions = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        return {row_id: float(self.scores[position]) for row_id, position in zip(wanted, positions, strict=True)
+                if self.ids[position] == row_id}
+
+
+@lru_cache(maxsize=256)
+def _query_vector(text: str, model: str) -> np.ndarray:
+    """The query's embedding (kept: paging through results asks for the same text again)."""
+    return embedder.shared().embed([text])[0]
+
+
+def _cosines(conn: sqlite3.Connection, query: SearchQuery) -> _Cosines:
+    """The cosines of every observation that passes the query's filters and has a vector."""
     import numpy as np
 
-    rows = vectors.observation_vectors(conn, embedder.MODEL, query.filters)
-    if not rows or not query.text:
-        return []
-    matrix = np.frombuffer(b"".join(vector for _id, vector in rows), dtype=np.float32).reshape(len(rows), -1)
-    scores = matrix @ embedder.shared().embed([query.text])[0]
-    order = np.argsort(-scores, kind="stable")
-    return [(int(rows[i][0]), float(scores[i])) for i in order]
+    loaded = _vectors(conn)
+    if not len(loaded.ids) or not query.text:
+        return _Cosines(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+    filters = query.filters
+    keep = np.ones(len(loaded.ids), dtype=bool)
+    if filters.project is not None:
+        keep &= loaded.projects == loaded.codes.get(filters.project, -1)
+    if replace(filters, project=None) != SearchFilters():  # type, dates, file, concept: ask the store
+        keep &= np.isin(loaded.ids, np.array(vectors.filtered_observation_ids(conn, filters), dtype=np.int64))
+    rows = np.flatnonzero(keep)
+    scores = loaded.matrix[rows] @ _query_vector(query.text, embedder.MODEL) if len(rows) else np.zeros(0, np.float32)
+    return _Cosines(loaded.ids[rows], scores)
 
 
-def _page(conn: sqlite3.Connection, query: SearchQuery, scored: list[tuple[int, float]], match: str,
-          cosines: dict[int, float]) -> SearchResult:
-    """The requested page of `scored` (best first), in the query's order; each hit with its `cosine`."""
-    hits = repository.observations_by_id(conn, [row_id for row_id, _score in scored])
-    items = []
-    for row_id, score in scored:
-        if row_id in hits:
-            items.append({**hits[row_id], "score": round(score, 4), "cosine": round(cosines.get(row_id, 0.0), 4)})
+def _page(conn: sqlite3.Connection, query: SearchQuery, ranked: list[tuple[int, float]], total: int, match: str,
+          cosines: _Cosines) -> SearchResult:
+    """The requested page of `ranked` (best first, or every match when ordered by date), each hit with its
+    `cosine`. Only the rows shown are read, except by date, when every ranked row is."""
+    wanted = ranked if query.order != "relevance" else ranked[query.offset:query.offset + query.limit]
+    hits = repository.observations_by_id(conn, [row_id for row_id, _score in wanted])
+    similar = cosines.of([row_id for row_id, _score in wanted]) if query.order == "relevance" else {}
+    items = [{**hits[row_id], "score": round(score, 4), "cosine": round(similar.get(row_id, 0.0), 4)}
+             for row_id, score in wanted if row_id in hits]
     if query.order != "relevance":
         items.sort(key=lambda hit: (hit["created_at"], hit["id"]), reverse=query.order == "newest")
-    return SearchResult(items=items[query.offset:query.offset + query.limit], total=len(items), match=match)
+        items = items[query.offset:query.offset + query.limit]
+        similar = cosines.of([int(hit["id"]) for hit in items])
+        items = [{**hit, "cosine": round(similar.get(int(hit["id"]), 0.0), 4)} for hit in items]
+    return SearchResult(items=items, total=total, match=match)
 
 
 class SemanticIndex:
@@ -69,8 +152,9 @@ class SemanticIndex:
     def search(self, conn: sqlite3.Connection, query: SearchQuery) -> SearchResult:
         if query.text is None or query.kinds != ("observation",):
             return KeywordIndex().search(conn, query)
-        scored = [(row_id, score) for row_id, score in _cosines(conn, query) if score >= MIN_COSINE]
-        return _page(conn, query, scored, "", dict(scored))
+        cosines = _cosines(conn, query).above(MIN_COSINE)
+        count = query.offset + query.limit if query.order == "relevance" else len(cosines.ids)
+        return _page(conn, query, cosines.best(count), len(cosines.ids), "", cosines)
 
 
 class HybridIndex:
@@ -87,7 +171,7 @@ class HybridIndex:
             _total, hits = repository.observation_hits(conn, expression, query.filters, "relevance", CANDIDATES)
             keyword = {int(hit["id"]): -float(hit["score"]) for hit in hits}  # bm25: lower is better
         cosines = _cosines(conn, query)
-        semantic = dict(cosines[:CANDIDATES])
+        semantic = dict(cosines.best(CANDIDATES))
         fused: dict[int, float] = {}
         for weight, scores in ((1 - COSINE_WEIGHT, keyword), (COSINE_WEIGHT, semantic)):
             if not scores:
@@ -98,4 +182,4 @@ class HybridIndex:
         if not keyword:  # no word of the query matched: keep only what means something close
             fused = {row_id: score for row_id, score in fused.items() if semantic.get(row_id, 0.0) >= MIN_COSINE}
         ranked = sorted(fused.items(), key=lambda item: (-item[1], -item[0]))
-        return _page(conn, query, ranked, expression, dict(cosines))
+        return _page(conn, query, ranked, len(ranked), expression, cosines)

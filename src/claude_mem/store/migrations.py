@@ -239,7 +239,28 @@ def m004_shown(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown]
+def m005_vector_generation(conn: sqlite3.Connection) -> None:
+    """A counter that moves whenever a vector is added or removed, so that a process can keep the
+    vectors in memory and know, with one read, when they went stale."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE vector_generation (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            generation INTEGER NOT NULL
+        );
+        INSERT INTO vector_generation (id, generation) VALUES (1, 0);
+        CREATE TRIGGER vectors_generation_insert AFTER INSERT ON vectors BEGIN
+            UPDATE vector_generation SET generation = generation + 1 WHERE id = 1;
+        END;
+        CREATE TRIGGER vectors_generation_delete AFTER DELETE ON vectors BEGIN
+            UPDATE vector_generation SET generation = generation + 1 WHERE id = 1;
+        END;
+        """,
+    )
+
+
+MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

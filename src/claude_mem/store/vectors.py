@@ -48,10 +48,25 @@ def progress(conn: sqlite3.Connection, model: str) -> dict[str, int]:
     return {"embedded": embedded, "total": total}
 
 
-def observation_vectors(conn: sqlite3.Connection, model: str, filters: SearchFilters) -> list[tuple[int, bytes]]:
-    """(observation id, vector) of every observation that passes `filters` and has a vector of `model`."""
-    where, args = observation_filters(filters)
-    condition = "".join(" AND " + clause for clause in where)
+def generation(conn: sqlite3.Connection) -> int:
+    """A number that changes whenever any vector is added or removed (migration m005)."""
+    return conn.execute("SELECT generation FROM vector_generation WHERE id = 1").fetchone()[0]
+
+
+def database_file(conn: sqlite3.Connection) -> str:
+    """The main database's file ("" in memory): with `generation`, what identifies cached vectors."""
+    return next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+
+
+def observation_vectors(conn: sqlite3.Connection, model: str) -> list[tuple[int, str, bytes]]:
+    """(observation id, project, vector) of every observation with a vector of `model`, by id."""
     return conn.execute(
-        "SELECT o.id, v.vector FROM observations o JOIN vectors v ON v.kind = 'observation' AND v.row_id = o.id"
-        f" WHERE v.model = ?{condition}", (model, *args)).fetchall()
+        "SELECT o.id, o.project, v.vector FROM vectors v JOIN observations o ON o.id = v.row_id"
+        " WHERE v.kind = 'observation' AND v.model = ? ORDER BY o.id", (model,)).fetchall()
+
+
+def filtered_observation_ids(conn: sqlite3.Connection, filters: SearchFilters) -> list[int]:
+    """The ids of every observation that passes `filters`."""
+    where, args = observation_filters(filters)
+    return [row[0] for row in conn.execute(
+        "SELECT o.id FROM observations o" + (" WHERE " + " AND ".join(where) if where else ""), args)]
