@@ -1,8 +1,9 @@
 """`python -m bench [NAME…] [--quick]`: run every benchmark (or the named ones); one table of every
 figure beside its budget on stderr, the whole JSON report on stdout.
 
-Options (words starting with `--`, and the value after `--data`) are passed to every benchmark's
-`main`: `--quick` for shorter runs, `--json` for bare JSON, `--data FILE` for `locomo`.
+Options (words starting with `--`, and the value after `--data` or `--size`) are passed to every benchmark's
+`main`: `--quick` for shorter runs, `--json` for bare JSON, `--data FILE` for `locomo`, `--size N` (observations)
+for `search`.
 """
 
 import importlib
@@ -12,7 +13,7 @@ import sys
 
 import bench
 
-VALUE_OPTIONS = ("--data",)  # options followed by a value (`--data FILE`)
+VALUE_OPTIONS = ("--data", "--size")  # options followed by a value (`--data FILE`, `--size N`)
 
 
 def main(argv: list[str]) -> int:
@@ -77,6 +78,7 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
             target = targets.get(mode)
             found.append((f"LoCoMo R@5, {mode} search ({figures['p50_ms']} ms p50)", f"{figures['R@5']} (R@10 {figures['R@10']})",
                           f"≥ {target}" if target else "", figures["R@5"] >= target if target else None))
+    found += search_rows(report.get("search"))
     worker = report.get("worker")
     if worker:
         found.append((f"capture: {worker['hook_calls']} hooks, 16 at a time", f"{worker['lost_events']} lost, "
@@ -86,6 +88,40 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
         found.append(("observer throughput (offline provider)", f"{worker['observer_events_per_s']} events/s", "", None))
         found.append(("worker resident memory", f"{worker['worker_rss_mb']} MB", f"≤ {worker['memory_budget_mb']} MB",
                       worker["worker_rss_mb"] <= worker["memory_budget_mb"]))
+    return found
+
+
+def search_rows(search: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    """The `search` benchmark's figures: embedding, backfill, and search on every surface."""
+    if not search:
+        return []
+    if "unavailable" in search:
+        return [("search by meaning", f"not measured: {search['unavailable']}", "", None)]
+    budgets, size = search["budgets"], f"{search['observations']:,}"
+    ratio_budget = f"≤ {budgets['surface_ratio_to_bare_fts5']}× bare"
+    throughput, backfill = search["throughput"], search["backfill"]
+    found: list[tuple[str, str, str, bool | None]] = [
+        (f"embedding throughput (batch {throughput['batch']}, 1 thread)", f"{throughput['rows_per_s']} rows/s", "", None),
+        (f"embedding backfill, {backfill['rows']:,} rows", f"{backfill['seconds']} s = {backfill['rows_per_s']} rows/s",
+         "", None),
+    ]
+    in_process = search["in_process"]
+    for mode in ("hybrid", "keyword", "semantic"):
+        figures = in_process[mode]
+        budget = f"≤ {budgets['hybrid_p50_ms']} ms" if mode == "hybrid" else ""
+        found.append((f"{mode} search, {size} observations (in process)",
+                      f"{figures['p50_ms']} ms p50 = {figures['ratio_to_bare_fts5']}× bare FTS5", budget,
+                      figures["p50_ms"] <= budgets["hybrid_p50_ms"] if mode == "hybrid" else None))
+    surfaces = (("http_keyword", "keyword search over HTTP (kept-alive)"), ("mcp_keyword", "MCP search tool (keyword, stdio)"))
+    for name, label in surfaces:
+        figures = search[name]
+        found.append((f"{label}, {size} observations",
+                      f"{figures['p50_ms']} ms p50 = {figures['ratio_to_bare_fts5']}× bare FTS5", ratio_budget,
+                      figures["ratio_to_bare_fts5"] <= budgets["surface_ratio_to_bare_fts5"]))
+    found.append((f"hybrid search over HTTP, {size} observations", f"{search['http_hybrid']['p50_ms']} ms p50", "", None))
+    memory = search["worker_memory"]
+    found.append(("worker resident memory, model loaded", f"{memory['rss_mb']} MB (peak {memory['peak_rss_mb']} MB)",
+                  f"≤ {memory['budget_mb']} MB", memory["rss_mb"] <= memory["budget_mb"]))
     return found
 
 

@@ -110,6 +110,8 @@ SETTINGS: dict[str, Setting] = {
     "openai_base_url": Setting("http://127.0.0.1:11434/v1", "str", "Base URL of an OpenAI-compatible server.", url=True),
     "openai_model": Setting("llama3.1", "str", "Model for the openai observer."),
     "openai_api_key": Setting("", "str", "API key for the openai observer (optional for local servers)."),
+    "observer_language": Setting("English", "str", "Language the observer writes observations and summaries in"
+                                 " (e.g. Deutsch, Español, 日本語)."),
     "observer_timeout_seconds": _int(120, "Longest wait for one observer reply.", 86_400),
     "observer_history_turns": _int(6, "Recent turns a stateless observer keeps besides its recap.", 1000, minimum=0),
     "max_attempts": _int(3, "Attempts per event before it is marked failed.", 20),

@@ -220,7 +220,7 @@ class Pipeline:
         return None
 
     async def _ask(self, batch: Batch, observed: list[PendingEvent], summarize: PendingEvent | None) -> Answer:
-        info = await self.db(_session_info, batch)
+        info = await self.db(_session_info, batch, str(self.settings.get("observer_language") or "English"))
         conversation = await self.conversations.get(info)
         turn_end = None
         if summarize is not None:
@@ -328,7 +328,7 @@ class Pipeline:
         self.executor.shutdown(wait=True)
 
 
-def _session_info(conn: sqlite3.Connection, batch: Batch) -> SessionInfo:
+def _session_info(conn: sqlite3.Connection, batch: Batch, language: str = "English") -> SessionInfo:
     """What the observer conversation of `batch`'s session opens with (runs on the db thread)."""
     request = results.first_request(conn, batch.session_id)
     if request is None:
@@ -336,4 +336,4 @@ def _session_info(conn: sqlite3.Connection, batch: Batch) -> SessionInfo:
         request = str(first_event.payload.get("prompt") or "") if first_event else ""
     return SessionInfo(content_session_id=batch.content_session_id, project=batch.project,
                        user_request=request[:2000], started_at=results.started_at(conn, batch.session_id),
-                       recap=results.recap(conn, batch.session_id))
+                       recap=results.recap(conn, batch.session_id), language=language)

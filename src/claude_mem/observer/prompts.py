@@ -70,6 +70,10 @@ SUMMARY_FORMAT = """\
   <notes>anything else worth remembering</notes>
 </summary>"""
 
+LANGUAGE_CHARS = 40
+LANGUAGE_RULE = ("Write the title, subtitle, narrative, facts and every summary field in {language}. Keep the tags,"
+                 " the type and concept values, file paths, code and identifiers exactly as they are.")
+
 # Both leads name the end of the turn: the loopback API fakes answer with a summary when they see it.
 SUMMARY_LEAD = "The user's turn has ended. Besides any observations for the events above, write one summary:"
 FOLLOW_UP_LEAD = ("Your last reply had no <summary>. The user's turn has ended: answer now with its summary"
@@ -88,6 +92,9 @@ def session_context(info: SessionInfo, date: str) -> str:
     """What is specific to the watched session; with a recap when the conversation was restarted."""
     request = info.user_request.strip() or NOT_CAPTURED
     context = f"Project: {info.project}\nDate: {date}\nThe user's request: {request}"
+    language = " ".join(info.language.split())[:LANGUAGE_CHARS]
+    if language and language.lower() not in ("english", "en"):
+        context += f"\n{LANGUAGE_RULE.format(language=language)}"
     if info.recap.strip():
         context = ("This conversation was restarted while the session was under way. What has been recorded"
                    f" so far (do not record it again):\n\n{info.recap.strip()}\n\n{context}")

@@ -60,6 +60,7 @@ class SessionInfo:
     started_at: str = ""
     recap: str = ""  # stored observations, when a session is re-opened after a restart
     system_prompt: str = ""  # standing instructions + this session's context; empty -> built by `prompts`
+    language: str = "English"  # what observations and summaries are written in (setting `observer_language`)
 
 
 @dataclass(frozen=True)
