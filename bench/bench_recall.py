@@ -9,6 +9,8 @@
 - The `user-prompt` hook at 10k observations: per-prompt memory off, on with no worker (keyword
   search in the hook) and on with a worker holding every vector (hybrid), each beside a bare
   `python -c pass`; what it adds must leave the hook budget as it was (issue 12).
+- `claude-mem statusline` at 10k observations, as a status bar runs it (`python3 -I -S
+  scripts/statusline.py`), beside a bare `python -c pass`. Budget: ≤ 50 ms (issue 13).
 
 Data: observations whose words are drawn from a Zipf-distributed vocabulary of real programming
 terms. `python -m bench recall` or `python bench/bench_recall.py [--quick]`.
@@ -35,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 QUERIES = os.path.join(HERE, "bench-queries.txt")
 HOOK_BUDGET_MS = 60.0
+STATUSLINE_BUDGET_MS = 50.0
 SEARCH_P50_BUDGET_MS = 5.0
 VOCABULARY = """
 cache auth parser router database scheduler logger config websocket migration tokenizer renderer queue
@@ -188,6 +191,20 @@ def bench_prompt_hook(data_dir: str, project: str, runs: int) -> dict:
     return report
 
 
+def bench_statusline(data_dir: str, project: str, runs: int) -> dict:
+    env = {**os.environ, "CLAUDE_MEM_DATA_DIR": data_dir}
+    command = [sys.executable, "-I", "-S", os.path.join(REPO, "scripts", "statusline.py")]
+    payload = json.dumps({"session_id": "s", "cwd": project, "workspace": {"current_dir": project}}).encode()
+    line = subprocess.run(command, input=payload, env=env, capture_output=True, timeout=60, check=True).stdout.decode()
+    times, bare_times = [], []
+    for _ in range(runs):
+        bare_times.append(run_ms([sys.executable, "-c", "pass"], env))
+        times.append(run_ms(command, env, payload))
+    p50, bare_p50 = statistics.median(times), statistics.median(bare_times)
+    return {"p50_ms": round(p50, 2), "bare_python_p50_ms": round(bare_p50, 2), "ratio_to_bare": round(p50 / bare_p50, 2),
+            "line": line.strip(), "runs": runs, "budget_ms": STATUSLINE_BUDGET_MS}
+
+
 def bench_search(conn, project: str, queries: list[str], rounds: int) -> dict:
     """Our search against the bare FTS5 query it builds on (top 20 by bm25), interleaved."""
     times, bare_times = [], []
@@ -237,6 +254,7 @@ def main(argv: list[str]) -> dict:
                 searches[str(count)] = bench_search(conn, project, queries, 2 if quick else 5)
             conn.close()
             if count == max(sizes["session_start"]):
+                report["statusline"] = bench_statusline(data_dir, project, 10 if quick else 30)
                 report["user_prompt"] = bench_prompt_hook(data_dir, project, 10 if quick else 30)
         report["session_start"] = hooks
         report["search"] = searches

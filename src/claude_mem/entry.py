@@ -1,4 +1,4 @@
-"""Console entry point: `claude-mem hook …` takes the stdlib-only path, everything else the CLI.
+"""Console entry point: `claude-mem hook …` and `statusline` take stdlib-only paths, the rest the CLI.
 
 Importing click and rich costs tens of milliseconds; a hook runs on every tool call, so it must
 never pay for them.
@@ -12,6 +12,10 @@ def main() -> None:
         from claude_mem.hooks.runner import run_from_argv
 
         sys.exit(run_from_argv(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "statusline":  # runs every 300 ms: no click either
+        from claude_mem.hooks.statusline import run
+
+        sys.exit(run(sys.argv[2:]))
     from claude_mem.cli import cli
 
     cli()

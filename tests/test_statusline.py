@@ -1,0 +1,73 @@
+"""`claude-mem statusline` (issue 13): one short line for Claude Code's status bar, from any input,
+never an error — run the way Claude Code runs it (a subprocess fed the statusLine JSON)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from claude_mem import project as projects
+from claude_mem.store import db
+from conftest import REPO
+from observer_support import add_event
+from recall_seed import add_observation, add_session
+
+LAUNCHER = [sys.executable, "-I", "-S", os.path.join(REPO, "scripts", "statusline.py")]
+CONSOLE = [sys.executable, "-m", "claude_mem", "statusline"]
+
+
+def status(stdin: bytes, command: list[str] = LAUNCHER) -> str:
+    done = subprocess.run(command, input=stdin, capture_output=True, timeout=60, env={**os.environ})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert len(lines) == 1 and len(lines[0]) < 120, lines
+    return lines[0]
+
+
+@pytest.fixture
+def workspace(tmp_path, data_dir):
+    cwd = tmp_path / "app"
+    (cwd / ".git").mkdir(parents=True)
+    key = projects.project_for(str(cwd))
+    conn = db.connect(db.db_path(str(data_dir)))
+    session = add_session(conn, "status-session", key)
+    for n in range(12):
+        add_observation(conn, key, f"Observation number {n} about the parser", session_id=session)
+    add_observation(conn, "/somewhere/else", "Not this project")
+    events = [add_event(conn, session, "tool", {"tool_name": "Read"}, f"ev-{n}") for n in range(4)]
+    conn.execute("UPDATE pending_events SET status = 'failed', attempts = 3 WHERE id = ?", (events[0],))
+    conn.commit()
+    conn.close()
+    return str(cwd)
+
+
+@pytest.mark.parametrize("command", [LAUNCHER, CONSOLE])
+def test_the_line_counts_this_projects_notes_the_queue_and_failures(workspace, command):
+    payload = {"session_id": "s", "cwd": "/", "workspace": {"current_dir": workspace, "project_dir": workspace},
+               "model": {"id": "claude-opus-4", "display_name": "Opus"}}
+    assert status(json.dumps(payload).encode(), command) == \
+        "memory: 12 notes · 3 queued · 1 failed (claude-mem queue) · worker stopped"
+
+
+def test_without_a_database_it_says_so(data_dir):
+    assert status(b'{"cwd": "/tmp"}') == "memory: starting (nothing stored yet)"
+
+
+@pytest.mark.parametrize("stdin", [b"", b"not json", b"\xff\xfe\x00binary", b"[1, 2]", b'{"cwd": 5}',
+                                   b'{"workspace": "x"}', b'{"cwd": "' + b"a" * 2_000_000 + b'"}'])
+def test_any_input_gives_one_line(workspace, stdin):
+    assert status(stdin).startswith("memory:")
+
+
+def test_a_damaged_database_gives_a_line_not_an_error(data_dir):
+    os.makedirs(data_dir, exist_ok=True)
+    with open(db.db_path(str(data_dir)), "wb") as handle:
+        handle.write(b"this is not a database" * 100)
+    assert status(b"{}").startswith("memory:")
+
+
+def test_help_says_how_to_configure_it():
+    done = subprocess.run(CONSOLE + ["--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and '"statusLine"' in done.stdout
