@@ -1,0 +1,50 @@
+"""`python -m bench search` really runs, on a small store: the model embeds, a real worker answers over HTTP,
+`claude-mem mcp` over stdio, and every figure of the report is there and sane."""
+
+import pytest
+
+from claude_mem.index import embedder
+from conftest import require
+
+
+@pytest.mark.slow
+def test_search_bench_reports_every_figure():
+    reason = embedder.unavailable()
+    require(reason is None, f"search by meaning cannot run here: {reason}")
+    from bench.__main__ import rows
+    from bench.bench_search import main
+
+    report = main(["--quick", "--size", "200"])
+
+    assert report["observations"] == 200
+    throughput, backfill = report["throughput"], report["backfill"]
+    assert throughput["rows_per_s"] > 0 and throughput["batch"] == 32 and throughput["median_tokens_per_text"] > 10
+    # Every observation and the one summary embedded, nothing before the backfill, nothing left after it.
+    assert backfill["rows"] == backfill["total"] == backfill["embedded_after"] == 201 and backfill["embedded_before"] == 0
+    assert backfill["seconds"] > 0 and backfill["rows_per_s"] > 0
+
+    in_process = report["in_process"]
+    assert in_process["queries"] == 50 and in_process["bare_fts5_top20_p50_ms"] > 0
+    for mode in ("hybrid", "keyword", "semantic"):
+        figures = in_process[mode]
+        assert 0 < figures["p50_ms"] <= figures["p95_ms"] and figures["ratio_to_bare_fts5"] > 0
+        assert figures["median_total"] > 0, mode
+    # Hybrid ranks the union of both candidate lists: it finds at least what keyword search finds.
+    assert in_process["hybrid"]["median_total"] >= in_process["keyword"]["median_total"]
+    assert 0 < in_process["hybrid_repeated_query"]["p50_ms"] <= in_process["hybrid_repeated_query"]["p95_ms"]
+
+    http, mcp = report["http_keyword"], report["mcp_keyword"]
+    assert http["queries_differing_from_in_process"] == 0  # the worker answers what search() answers
+    assert mcp["queries_with_hits"] > 25  # the server found this project's store from its cwd
+    for figures in (http, mcp, report["http_hybrid"]):
+        assert 0 < figures["p50_ms"] <= figures["p95_ms"]
+    assert http["ratio_to_bare_fts5"] > 0 and mcp["ratio_to_bare_fts5"] > 0
+
+    memory = report["worker_memory"]
+    # The model's weights and runtime are resident once the worker has run a hybrid search.
+    assert memory["rss_mb"] > memory["rss_before_model_mb"] + 20 and memory["peak_rss_mb"] >= memory["rss_mb"]
+    assert set(report["within_budget"]) == {"hybrid_p50", "http_keyword", "mcp_keyword", "worker_rss"}
+
+    table = rows({"search": report})
+    assert len(table) == 10 and all(value for _figure, value, _budget, _within in table)
+    assert [within is not None for *_rest, within in table].count(True) == 4
