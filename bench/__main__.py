@@ -58,6 +58,16 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
             found.append((f"search, {int(size):,} observations (in process)",
                           f"{figures['p50_ms']} ms p50 = {figures['ratio_to_bare_fts5']}× bare FTS5",
                           f"≤ {budgets['search_p50_100k_ms']} ms", figures["p50_ms"] <= budgets["search_p50_100k_ms"]))
+        line = recall.get("statusline")
+        if line:
+            found.append(("statusline, 10k observations", f"{line['p50_ms']} ms p50 = {line['ratio_to_bare']}× bare python",
+                          f"≤ {line['budget_ms']} ms", line["p50_ms"] <= line["budget_ms"]))
+        prompt = recall.get("user_prompt")
+        if prompt:
+            for way in ("off", "keyword_in_hook", "worker_hybrid"):
+                if isinstance(prompt.get(way), dict):
+                    found.append((f"user-prompt hook, prompt memory {way.replace('_', ' ')}",
+                                  f"{prompt[way]['p50_ms']} ms p50 = {prompt[way]['ratio_to_bare']}× bare python", "", None))
         context = recall["context_50"]
         found.append(("session-start context, 50 observations", f"{context['tokens']} tokens",
                       f"≤ {context['budget_tokens']} tokens", context["tokens"] <= context["budget_tokens"]))
@@ -78,6 +88,9 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
             target = targets.get(mode)
             found.append((f"LoCoMo R@5, {mode} search ({figures['p50_ms']} ms p50)", f"{figures['R@5']} (R@10 {figures['R@10']})",
                           f"≥ {target}" if target else "", figures["R@5"] >= target if target else None))
+        for way, figures in locomo.get("prompt_memory", {}).items():
+            found.append((f"LoCoMo prompt memory ({way})", f"evidence added {figures['evidence_added']}, "
+                          f"unrelated answered {figures['unrelated_spoke']}", "", None))
     found += search_rows(report.get("search"))
     worker = report.get("worker")
     if worker:
