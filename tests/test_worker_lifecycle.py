@@ -252,3 +252,14 @@ def test_malformed_worker_json_counts_as_not_running(worker_env, garbage):
     assert not control.state(data_dir).running
     cli("worker", "start")
     assert control.state(data_dir).running
+
+
+def test_the_listening_socket_names_tcp_so_asyncio_turns_nagle_off():
+    """With protocol 0, asyncio leaves Nagle on and a kept-alive client waits ~40 ms per answer."""
+    from claude_mem.worker.daemon import bind
+
+    sock = bind(0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+    finally:
+        sock.close()

@@ -122,9 +122,13 @@ def _cosines(conn: sqlite3.Connection, query: SearchQuery) -> _Cosines:
         keep &= loaded.projects == loaded.codes.get(filters.project, -1)
     if replace(filters, project=None) != SearchFilters():  # type, dates, file, concept: ask the store
         keep &= np.isin(loaded.ids, np.array(vectors.filtered_observation_ids(conn, filters), dtype=np.int64))
+    if keep.all():
+        return _Cosines(loaded.ids, loaded.matrix @ _query_vector(query.text, embedder.MODEL))
     rows = np.flatnonzero(keep)
-    scores = loaded.matrix[rows] @ _query_vector(query.text, embedder.MODEL) if len(rows) else np.zeros(0, np.float32)
-    return _Cosines(loaded.ids[rows], scores)
+    if not len(rows):
+        return _Cosines(loaded.ids[rows], np.zeros(0, dtype=np.float32))
+    # all cosines, then the kept ones: `matrix[rows]` would copy the matrix on every query
+    return _Cosines(loaded.ids[rows], (loaded.matrix @ _query_vector(query.text, embedder.MODEL))[rows])
 
 
 def _page(conn: sqlite3.Connection, query: SearchQuery, ranked: list[tuple[int, float]], total: int, match: str,

@@ -82,7 +82,9 @@ def acquire_lock(data_dir: str, inherited_fd: int | None, wait: float) -> int | 
 
 def bind(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1:port; a taken port falls back to any free one (worker.json tells)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only for sockets that name TCP, and
+    # with Nagle on, a kept-alive client waited ~40 ms for a delayed ACK between headers and body.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(("127.0.0.1", port))
