@@ -32,12 +32,12 @@ def cli_env(url: str, home: str | None = None, key: str = DUMMY_KEY) -> dict[str
 
 
 def run_claude(prompt: str, url: str, project: str, home: str, extra_env: dict[str, str] | None = None,
-               timeout: float = 120) -> subprocess.CompletedProcess:
-    """`claude -p PROMPT` in `project` with this checkout loaded as a plugin."""
+               timeout: float = 120, plugin_dir: str | None = REPO) -> subprocess.CompletedProcess:
+    """`claude -p PROMPT` in `project` with this checkout loaded as a plugin (`plugin_dir=None`: only
+    the plugins installed in `home`)."""
     env = {**os.environ, **cli_env(url, home), **(extra_env or {})}
     env.pop("CLAUDECODE", None)
-    return subprocess.run(
-        [claude_cli(), "-p", prompt, "--output-format", "json", "--allowedTools", "Bash,Write,Edit,Read",
-         "--plugin-dir", REPO],
-        cwd=project, env=env, capture_output=True, text=True, timeout=timeout,
-    )
+    argv = [claude_cli(), "-p", prompt, "--output-format", "json", "--allowedTools", "Bash,Write,Edit,Read"]
+    if plugin_dir is not None:
+        argv += ["--plugin-dir", plugin_dir]
+    return subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=timeout)

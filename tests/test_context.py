@@ -68,7 +68,7 @@ def test_layout_header_days_summary_and_tools(conn, data_dir):
     for label in ("Request: ", "Learned: ", "Completed: ", "Next steps: "):
         assert any(line.startswith(label) for line in lines)
     for tool in ("search", "timeline", "get_observations"):
-        assert f"mcp__plugin_claude-mem_claude-mem__{tool}" in text
+        assert f"mcp__plugin_persistent-memory_memory__{tool}" in text
 
 
 def test_two_hundred_observations_overflow_line_counts_the_rest(conn, data_dir):
@@ -79,7 +79,7 @@ def test_two_hundred_observations_overflow_line_counts_the_rest(conn, data_dir):
     assert shown == ids[-len(shown):]  # the newest ones, oldest of them first
     last = result["text"].splitlines()[-1]
     assert last.startswith(f"{200 - len(shown)} older observation(s) are not listed above")
-    assert "mcp__plugin_claude-mem_claude-mem__search" in last and "claude-mem search" in last
+    assert "mcp__plugin_persistent-memory_memory__search" in last and "claude-mem search" in last
     assert f"{len(shown)} of 200" in result["text"]
 
 

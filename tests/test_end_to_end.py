@@ -76,7 +76,7 @@ def test_memory_flows_from_one_real_session_to_the_next(data_dir, tmp_path):
         assert all(title[:30] in context.stdout for title in titles)
         first_line = context.stdout.strip().splitlines()[0]
         assert any(first_line in body for body in bodies)
-        assert "mcp__plugin_claude-mem_claude-mem__" in context.stdout
+        assert "mcp__plugin_persistent-memory_memory__" in context.stdout
     finally:
         stopped = claude_mem("worker", "stop", env=env)
         assert stopped.returncode == 0, stopped.stderr

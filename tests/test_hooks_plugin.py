@@ -16,7 +16,7 @@ EVENTS_2_0_77 = {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUse
 
 def test_plugin_manifest():
     manifest = json.load(open(os.path.join(REPO, ".claude-plugin", "plugin.json"), encoding="utf-8"))
-    assert manifest["name"] == "claude-mem"
+    assert manifest["name"] == "persistent-memory"
     assert not os.path.exists(os.path.join(REPO, ".claude-plugin", "hooks.json"))  # components sit at the root
 
 

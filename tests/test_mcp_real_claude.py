@@ -10,7 +10,7 @@ from claude_support import run_claude
 from fakes.anthropic_api import FakeAnthropic
 from mcp_support import make_data_dir_venv, seed
 
-PREFIX = "mcp__plugin_claude-mem_claude-mem__"
+PREFIX = "mcp__plugin_persistent-memory_memory__"
 
 
 @pytest.mark.slow

@@ -59,7 +59,7 @@ def test_tools_instructions_and_schemas():
             return client.server_info, client.instructions, (await client.list_tools()).tools
 
     info, instructions, tools = asyncio.run(listing())
-    assert info.name == "claude-mem"
+    assert info.name == "memory"
     assert instructions == INSTRUCTIONS
     for phrase in ("search(query)", "timeline(anchor)", "get_observations(ids)", SEARCH_TOOL, TIMELINE_TOOL, GET_TOOL):
         assert phrase in instructions

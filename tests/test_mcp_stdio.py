@@ -102,12 +102,12 @@ def test_launcher_refuses_an_old_python_in_one_line():
 def test_the_plugin_declares_the_server():
     with open(os.path.join(REPO, ".mcp.json"), encoding="utf-8") as handle:
         config = json.load(handle)
-    assert list(config["mcpServers"]) == ["claude-mem"]  # with plugin "claude-mem": mcp__plugin_claude-mem_claude-mem__*
-    server = config["mcpServers"]["claude-mem"]
+    assert list(config["mcpServers"]) == ["memory"]  # in plugin "persistent-memory": mcp__plugin_persistent-memory_memory__*
+    server = config["mcpServers"]["memory"]
     assert server["command"] == "python3"
     assert server["args"] == ["${CLAUDE_PLUGIN_ROOT}/scripts/mcp_server.py"]
     with open(os.path.join(REPO, ".claude-plugin", "plugin.json"), encoding="utf-8") as handle:
-        assert json.load(handle)["name"] == "claude-mem"
+        assert json.load(handle)["name"] == "persistent-memory"
     assert os.path.exists(LAUNCHER)
     # A script named like the SDK would shadow it: sys.path[0] is the script's own directory.
     assert not os.path.exists(os.path.join(REPO, "scripts", "mcp.py"))

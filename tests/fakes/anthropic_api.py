@@ -43,8 +43,8 @@ def scenario(first_user_text: str, cwd: str) -> list[ToolStep]:
             ToolStep("Bash", {"command": f"cat {path}", "description": "Show the file"}),
         ]
     match = re.search(r"search memory for ([\w ]+)", first_user_text)
-    if match:  # the claude-mem plugin's MCP search tool, as Claude Code names it
-        return [ToolStep("mcp__plugin_claude-mem_claude-mem__search", {"query": match.group(1).strip()})]
+    if match:  # the persistent-memory plugin's MCP search tool, as Claude Code names it
+        return [ToolStep("mcp__plugin_persistent-memory_memory__search", {"query": match.group(1).strip()})]
     if "fail a command" in first_user_text:
         return [ToolStep("Bash", {"command": "echo boom >&2; exit 3", "description": "Fail on purpose"})]
     return []

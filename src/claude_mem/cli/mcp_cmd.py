@@ -11,7 +11,7 @@ def mcp() -> None:
     Tools: search (ids and titles by keywords), timeline (what happened around one id) and
     get_observations (full text of chosen ids). The plugin's .mcp.json starts this on its own;
     run it by hand only to wire claude-mem into another MCP client, e.g.
-    `claude mcp add claude-mem -- claude-mem mcp`. Searches default to the project of the
+    `claude mcp add memory -- claude-mem mcp`. Searches default to the project of the
     current directory (CLAUDE_PROJECT_DIR when set). Stdout carries only MCP messages.
     """
     from claude_mem.mcp_server.server import main  # the mcp SDK loads only for this command

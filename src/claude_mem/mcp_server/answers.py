@@ -22,7 +22,7 @@ from claude_mem.store.memory import observation_count, store_is_empty
 
 EMPTY_STORE = (
     "claude-mem has no memory stored yet. Observations appear once Claude Code sessions have run with"
-    " the claude-mem plugin and its worker has processed them (`claude-mem status` shows the queue)."
+    " the persistent-memory plugin and its worker has processed them (`claude-mem status` shows the queue)."
 )
 _ORDER_WORDS = {"relevance": "best match first", "newest": "newest first", "oldest": "oldest first"}
 _REF = re.compile(r"(#|[SsPp])?\d+")

@@ -1,6 +1,7 @@
 """The `claude-mem` MCP server: tools `search`, `timeline`, `get_observations` over stdio.
 
-Claude Code shows them as `mcp__plugin_claude-mem_claude-mem__<tool>` when the plugin is loaded.
+Claude Code shows them as `mcp__plugin_persistent-memory_memory__<tool>` when the plugin (`persistent-memory`,
+server `memory` in `.mcp.json`) is loaded.
 Sync tools run in worker threads (mcp 2.x), so every call opens its own SQLite connection.
 Results are plain text (`structured_output=False`): a typed return would reach the model as JSON.
 """
@@ -23,7 +24,7 @@ from claude_mem.recall.common import RecallError
 from claude_mem.recall.context import GET_TOOL, SEARCH_TOOL, TIMELINE_TOOL
 from claude_mem.store import db
 
-SERVER_NAME = "claude-mem"
+SERVER_NAME = "memory"
 BUSY_MS = 5_000
 ObservationType = Literal["bugfix", "feature", "refactor", "change", "discovery", "decision"]
 Kind = Literal["observation", "summary", "prompt"]

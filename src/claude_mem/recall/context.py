@@ -19,7 +19,7 @@ from claude_mem.runtime import discovery, observer_choice
 from claude_mem.store import context as store
 from claude_mem.store.context import known_projects
 
-MCP_PREFIX = "mcp__plugin_claude-mem_claude-mem__"
+MCP_PREFIX = "mcp__plugin_persistent-memory_memory__"
 SEARCH_TOOL = MCP_PREFIX + "search"
 TIMELINE_TOOL = MCP_PREFIX + "timeline"
 GET_TOOL = MCP_PREFIX + "get_observations"
