@@ -6,7 +6,7 @@ For ~/.claude/settings.json: {"statusLine": {"type": "command",
 
 import sys
 
-if sys.version_info < (3, 11):
+if sys.version_info < (3, 11):  # noqa: UP036 - old Pythons must still print a line
     sys.stdout.write("memory: needs Python >= 3.11 as python3\n")
     sys.exit(0)
 
