@@ -41,3 +41,26 @@ def run_claude(prompt: str, url: str, project: str, home: str, extra_env: dict[s
     if plugin_dir is not None:
         argv += ["--plugin-dir", plugin_dir]
     return subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def run_edit_session(project, home: str, data_dir, plugin_dir: str | None = REPO) -> list[dict]:
+    """The fake's write-then-edit scenario as a real `claude -p` session with the plugin (from
+    `plugin_dir`, or installed when None); checks it ran and was captured whole; its events."""
+    import json
+
+    from fakes.anthropic_api import FakeAnthropic
+    from hook_support import events, rows
+
+    with FakeAnthropic() as fake:
+        result = run_claude("please write then edit hello.txt", fake.url, str(project), home,
+                            {"CLAUDE_MEM_AUTOSTART": "false"}, plugin_dir=plugin_dir)
+        bodies = [json.dumps(request.body) for request in fake.posts("/v1/messages")]
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (project / "hello.txt").read_text().startswith("goodbye")
+    assert rows(data_dir, "SELECT project, status FROM sessions") == [(str(project), "completed")]
+    found = events(data_dir)
+    assert [e["kind"] for e in found] == ["prompt", "tool", "tool", "tool", "summarize", "session_end"]
+    assert [e["payload"]["tool_name"] for e in found[1:4]] == ["Write", "Edit", "Bash"]
+    # The session-start context reached the model.
+    assert any("claude-mem" in body and "no memory" in body for body in bodies)
+    return found

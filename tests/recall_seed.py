@@ -112,3 +112,12 @@ def seed_project(conn: sqlite3.Connection, project: str, count: int, with_summar
             next_steps="Benchmark the hook at 10k observations and wire the MCP tool names",
         )
     return ids
+
+
+def git_project(tmp_path) -> tuple[str, str]:
+    """A new project directory (a git root) under `tmp_path`, and its project key."""
+    from claude_mem import project as projects
+
+    cwd = tmp_path / "app"
+    (cwd / ".git").mkdir(parents=True)
+    return str(cwd), projects.project_for(str(cwd))

@@ -12,10 +12,8 @@ import subprocess
 import pytest
 
 from claude_mem import __version__
-from claude_support import claude_cli, cli_env, run_claude
+from claude_support import claude_cli, cli_env, run_edit_session
 from conftest import REPO, require_executable
-from fakes.anthropic_api import FakeAnthropic
-from hook_support import events, rows
 
 PLUGIN = "persistent-memory"
 MARKETPLACE = "persistent-memory"
@@ -112,15 +110,4 @@ def test_install_from_the_local_marketplace_then_a_session_is_captured(data_dir,
 
     project = tmp_path / "proj"
     (project / ".git").mkdir(parents=True)
-    with FakeAnthropic() as fake:
-        result = run_claude("please write then edit hello.txt", fake.url, str(project), home,
-                            {"CLAUDE_MEM_AUTOSTART": "false"}, plugin_dir=None)
-        bodies = [json.dumps(request.body) for request in fake.posts("/v1/messages")]
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert (project / "hello.txt").read_text().startswith("goodbye")
-    assert rows(data_dir, "SELECT project, status FROM sessions") == [(str(project), "completed")]
-    found = events(data_dir)
-    assert [e["kind"] for e in found] == ["prompt", "tool", "tool", "tool", "summarize", "session_end"]
-    assert [e["payload"]["tool_name"] for e in found[1:4]] == ["Write", "Edit", "Bash"]
-    # The session-start context reached the model.
-    assert any("claude-mem" in body and "no memory" in body for body in bodies)
+    run_edit_session(project, home, data_dir, plugin_dir=None)  # no --plugin-dir: the installed plugin

@@ -10,12 +10,11 @@ import threading
 import pytest
 from starlette.testclient import TestClient
 
-from claude_mem import project as projects
 from claude_mem.recall import prompt_context
 from claude_mem.store import db
 from claude_mem.worker.app import create_app
 from hook_support import run_hook
-from recall_seed import add_observation, realistic_titles
+from recall_seed import add_observation, git_project, realistic_titles
 from test_semantic_search import REALISTIC
 from test_worker_app import BASE, make_ctx
 
@@ -30,15 +29,13 @@ RECONNECT = ("Websocket reconnect dropped the subscription cursor",
 @pytest.fixture
 def workspace(tmp_path, data_dir):
     """A project directory and its store: background observations, the reconnect fix and REALISTIC ones."""
-    cwd = tmp_path / "app"
-    (cwd / ".git").mkdir(parents=True)
-    key = projects.project_for(str(cwd))
+    cwd, key = git_project(tmp_path)
     conn = db.connect(db.db_path(str(data_dir)))
     ids = {title: add_observation(conn, key, title, narrative=narrative)
            for title, narrative in [*((title, None) for _kind, title in realistic_titles(80)), RECONNECT, *REALISTIC]}
     conn.commit()
     conn.close()
-    return {"cwd": str(cwd), "key": key, "ids": ids}
+    return {"cwd": cwd, "key": key, "ids": ids}
 
 
 def prompt_payload(cwd: str, prompt: str, session: str = "prompt-session") -> dict:

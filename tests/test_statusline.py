@@ -8,11 +8,10 @@ import sys
 
 import pytest
 
-from claude_mem import project as projects
 from claude_mem.store import db
 from conftest import REPO
 from observer_support import add_event
-from recall_seed import add_observation, add_session
+from recall_seed import add_observation, add_session, git_project
 
 LAUNCHER = [sys.executable, "-I", "-S", os.path.join(REPO, "scripts", "statusline.py")]
 CONSOLE = [sys.executable, "-m", "claude_mem", "statusline"]
@@ -28,9 +27,7 @@ def status(stdin: bytes, command: list[str] = LAUNCHER) -> str:
 
 @pytest.fixture
 def workspace(tmp_path, data_dir):
-    cwd = tmp_path / "app"
-    (cwd / ".git").mkdir(parents=True)
-    key = projects.project_for(str(cwd))
+    cwd, key = git_project(tmp_path)
     conn = db.connect(db.db_path(str(data_dir)))
     session = add_session(conn, "status-session", key)
     for n in range(12):
@@ -40,7 +37,7 @@ def workspace(tmp_path, data_dir):
     conn.execute("UPDATE pending_events SET status = 'failed', attempts = 3 WHERE id = ?", (events[0],))
     conn.commit()
     conn.close()
-    return str(cwd)
+    return cwd
 
 
 @pytest.mark.parametrize("command", [LAUNCHER, CONSOLE])
