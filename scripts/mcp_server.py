@@ -2,8 +2,10 @@
 
 Like the hooks, it needs no install: the checkout's `src/` goes first on sys.path. The server needs
 the `mcp` package, so it runs with the first interpreter that has it: this one, else the data dir's
-venv that the hooks build on the first session start (`hooks/autostart.py`). Without either it
-exits 1 with one line on stderr, which Claude Code shows as the server's failure.
+venv (`claude_mem.runtime.environment`). On a first run that venv is still being built: the launcher
+starts the build if no hook has, and waits for its first stage (the `mcp` package, seconds) inside
+Claude Code's start-up window, so the memory tools arrive in the very first session. Without either
+it exits 1 with one line on stderr, which Claude Code shows as the server's failure.
 """
 
 import sys
@@ -29,6 +31,32 @@ def has_mcp_sdk() -> bool:
     return True
 
 
+def start_window() -> float:
+    """Seconds this launcher may wait before Claude Code gives up on the server: its connection
+    timeout (`MCP_TIMEOUT`, ms, 30 s by default in Claude Code 2.1) less a margin."""
+    try:
+        timeout = int(os.environ.get("MCP_TIMEOUT") or 0) / 1000
+    except ValueError:
+        timeout = 0
+    return max((timeout if timeout > 0 else 30.0) - 5.0, 0.0)
+
+
+def wait_for_tools(directory: str, window: float) -> None:
+    """On a first run, start the venv build if no hook has yet, and wait (inside Claude Code's start-up
+    window) until it can run the server. A server that fails is not retried for 15 minutes; one that
+    connects late still brings its tools into the session that started it."""
+    import time
+
+    from claude_mem.runtime import autostart, discovery, environment
+
+    deadline = time.monotonic() + window
+    autostart.ensure_worker(directory)  # off, starting (a hook's build runs) or bootstrapping (ours)
+    while time.monotonic() < deadline and not environment.tools_ready(directory):
+        if environment.state(directory)["state"] != "building" and not discovery.lock_held(directory):
+            return  # nothing is building it
+        time.sleep(0.2)
+
+
 def main() -> int:
     if has_mcp_sdk():
         from claude_mem.mcp_server.server import main as serve
@@ -36,18 +64,20 @@ def main() -> int:
         serve()
         return 0
     from claude_mem import settings
-    from claude_mem.runtime import autostart
+    from claude_mem.runtime import environment
 
     directory = settings.data_dir()
-    if autostart.venv_ready(directory):
-        python = autostart.venv_python(directory)
+    if not environment.tools_ready(directory):
+        wait_for_tools(directory, start_window())
+    if environment.tools_ready(directory):
+        python = environment.venv_python(directory)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(part for part in (SRC, env.get("PYTHONPATH")) if part)
         os.execve(python, [python, "-m", "claude_mem.mcp_server"], env)
     sys.stderr.write(
-        "claude-mem: the MCP server needs the `mcp` package: %s lacks it and %s is not built yet (the plugin's"
-        " hooks build it after the first session start; restart Claude Code in a few minutes) - or install"
-        " claude-mem-py\n" % (sys.executable, os.path.join(directory, autostart.VENV_DIRNAME))
+        "claude-mem: the MCP server needs the `mcp` package: %s lacks it and %s is %s; restart Claude Code"
+        " when it is built, or install claude-mem-py\n"
+        % (sys.executable, environment.venv_dir(directory), environment.describe(environment.state(directory)))
     )
     return 1
 

@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.types import CallToolResult
 
 from claude_mem.mcp_server.server import build_server
-from claude_mem.runtime import autostart
+from claude_mem.runtime import environment
 from claude_mem.store import db
 from recall_seed import add_observation, add_prompt, add_session, add_summary, seed_project, stamp
 
@@ -69,14 +69,14 @@ def ok(name: str, arguments: dict[str, Any] | None = None) -> str:
 def make_data_dir_venv(data_dir: object) -> str:
     """A real venv at `<data dir>/venv`, marked ready the way the hooks' bootstrap marks it; its
     packages come from this test environment through a .pth line (no network, no pip)."""
-    target = os.path.join(str(data_dir), autostart.VENV_DIRNAME)
+    target = os.path.join(str(data_dir), environment.VENV_DIRNAME)
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", target], check=True, timeout=120)
-    python = autostart.venv_python(str(data_dir))
+    python = environment.venv_python(str(data_dir))
     purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              check=True, timeout=60, capture_output=True, text=True).stdout.strip()
     with open(os.path.join(purelib, "test-packages.pth"), "w", encoding="utf-8") as handle:
         handle.write(sysconfig.get_paths()["purelib"] + "\n")
-    with open(os.path.join(target, autostart.VENV_MARKER), "w", encoding="utf-8") as handle:
-        handle.write(autostart.venv_stamp() + "\n")
-    assert autostart.venv_ready(str(data_dir))
+    with open(os.path.join(target, environment.VENV_MARKER), "w", encoding="utf-8") as handle:
+        handle.write(environment.venv_stamp() + "\n")
+    assert environment.venv_ready(str(data_dir))
     return python

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from claude_mem import __version__
-from claude_mem.runtime import autostart, control, discovery
+from claude_mem.runtime import autostart, control, discovery, environment
 from conftest import FIXTURES, IN_CI, REPO, require
 from test_worker_lifecycle import wait_for, worker_env, worker_processes  # noqa: F401  (fixture)
 
@@ -179,7 +179,7 @@ def test_plugin_hook_with_system_python_builds_the_venv_in_the_background(autost
                      900 if IN_CI else 600, "the venv build and the worker")
     assert psutil.Process(state.pid).exe().startswith(os.path.join(data_dir, "venv")) or \
         os.path.join(data_dir, "venv") in " ".join(psutil.Process(state.pid).cmdline())
-    assert open(os.path.join(data_dir, "venv", autostart.VENV_MARKER)).read().strip() == autostart.venv_stamp()
+    assert open(os.path.join(data_dir, "venv", environment.VENV_MARKER)).read().strip() == environment.venv_stamp()
     assert "venv ready" in open(log, encoding="utf-8").read()
 
 
@@ -235,11 +235,11 @@ def test_a_venv_built_from_other_dependencies_is_not_ready(data_dir):
     python = os.path.join(data_dir, "venv", "bin", "python")
     os.makedirs(os.path.dirname(python))
     open(python, "w").close()
-    marker = os.path.join(data_dir, "venv", autostart.VENV_MARKER)
+    marker = os.path.join(data_dir, "venv", environment.VENV_MARKER)
     with open(marker, "w") as handle:
         handle.write(__version__ + "\n")  # the stamp of a build that predates the pyproject digest
-    assert not autostart.venv_ready(data_dir)
+    assert not environment.venv_ready(data_dir)
     with open(marker, "w") as handle:
-        handle.write(autostart.venv_stamp() + "\n")
-    assert autostart.venv_ready(data_dir)
-    assert autostart.venv_stamp().startswith(__version__ + " ")
+        handle.write(environment.venv_stamp() + "\n")
+    assert environment.venv_ready(data_dir)
+    assert environment.venv_stamp().startswith(__version__ + " ")

@@ -2,7 +2,8 @@
 
 The text comes from `claude_mem.recall.context.inject` — the same builder behind `claude-mem context`
 and `GET /api/context` (the index straight from SQLite, DESIGN §6), which also records when the
-session received it. Stdlib only.
+session received it. While the plugin's environment is still being built (first run), the message
+shown to the user says so (`runtime.environment.session_notice`). Stdlib only.
 """
 
 import sqlite3
@@ -28,4 +29,9 @@ def build_output(conn: sqlite3.Connection | None, record: dict, settings: dict, 
     finally:
         if conn is None and reader is not None:
             reader.close()
+    from claude_mem.runtime import environment
+
+    notice = environment.session_notice(data_dir)
+    if notice:
+        result = {**result, "system_message": "%s; %s" % (result["system_message"], notice)}
     return context.hook_output(result)

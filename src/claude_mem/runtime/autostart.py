@@ -3,30 +3,22 @@
 `ensure_worker()` costs a file read and one loopback `/health` call when the worker runs. Otherwise it
 takes the worker lock and hands it to a detached child, so concurrent hooks start one worker at most.
 When the interpreter running the hook lacks the worker's packages (the plugin's hooks run with a
-system python straight from the checkout), that child first builds `<data dir>/venv` and then
-becomes the worker; until it is ready, other hooks see the lock held and leave it alone.
+system python straight from the checkout), that child first builds `<data dir>/venv`
+(`runtime.environment`, in stages) and then becomes the worker; until it is ready, other hooks see
+the lock held and leave it alone.
 """
 
 import os
 import sys
-import time
 
 from claude_mem import __version__
 from claude_mem import settings as settings_module
 from claude_mem.capture import diagnostics
-from claude_mem.domain import utc_stamp
-from claude_mem.runtime import discovery
+from claude_mem.runtime import discovery, environment
+from claude_mem.runtime.environment import PACKAGE_PARENT
 
 HEALTH_TIMEOUT = 0.5
-WORKER_PACKAGES = ("starlette", "uvicorn", "psutil")
-VENV_DIRNAME = "venv"
-VENV_MARKER = ".claude-mem-version"
-BOOTSTRAP_FAILED = "venv-failed"
-BOOTSTRAP_RETRY_SECONDS = 600
-PIP_TIMEOUT = 1800
 RESTARTED_MARKER = "worker.restarted-for"
-# The directory holding the `claude_mem` package (the checkout's `src/` or site-packages).
-PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def ensure_worker(data_dir: str | None = None, values: dict | None = None) -> str:
@@ -107,56 +99,21 @@ def _spawn(directory: str, values: dict) -> str:
         os.close(fd)
 
 
-def has_worker_packages() -> bool:
-    import importlib.util
-
-    return all(importlib.util.find_spec(name) is not None for name in WORKER_PACKAGES)
-
-
-def venv_python(directory: str) -> str:
-    return os.path.join(directory, VENV_DIRNAME, "bin", "python")
-
-
-def venv_stamp() -> str:
-    """What the venv was built from: our version and the checkout's pyproject.toml (its dependencies),
-    so a venv built before a dependency was added is rebuilt rather than half-working."""
-    from claude_mem.capture.digest import sha256_hex
-
-    try:
-        with open(os.path.join(os.path.dirname(PACKAGE_PARENT), "pyproject.toml"), "rb") as handle:
-            project = sha256_hex(handle.read())[:16]
-    except OSError:
-        project = "no-pyproject"
-    return "%s %s" % (__version__, project)
-
-
-def venv_ready(directory: str) -> bool:
-    try:
-        with open(os.path.join(directory, VENV_DIRNAME, VENV_MARKER), encoding="utf-8") as handle:
-            return handle.read().strip() == venv_stamp() and os.path.exists(venv_python(directory))
-    except OSError:
-        return False
-
-
 def _worker_command(directory: str, values: dict, fd: int | None = None) -> tuple | None:
     """(argv, PYTHONPATH) of a worker this machine can run now, or None when a venv must be built."""
     from claude_mem.runtime import launch
 
-    if has_worker_packages():
+    if environment.has_worker_packages():
         checkout = os.path.exists(os.path.join(os.path.dirname(PACKAGE_PARENT), "pyproject.toml"))
         return launch.worker_argv(sys.executable, fd), PACKAGE_PARENT if checkout else None
-    if venv_ready(directory):
-        return launch.worker_argv(venv_python(directory), fd), None
+    if environment.venv_ready(directory):
+        return launch.worker_argv(environment.venv_python(directory), fd), None
     return None
 
 
 def _bootstrap(directory: str, values: dict, fd: int) -> str:
-    failed = os.path.join(directory, BOOTSTRAP_FAILED)
-    try:
-        if time.time() - os.path.getmtime(failed) < BOOTSTRAP_RETRY_SECONDS:
-            return "venv build failed recently; see logs/hooks.log"
-    except OSError:
-        pass
+    if environment.recently_failed(directory):
+        return "venv build failed recently; see %s" % environment.BUILD_LOG
     from claude_mem.runtime import launch
 
     code = "import sys; sys.path.insert(0, sys.argv[1]); from claude_mem.runtime.autostart import bootstrap; " \
@@ -167,43 +124,15 @@ def _bootstrap(directory: str, values: dict, fd: int) -> str:
 
 
 def bootstrap(directory: str, lock_fd: int) -> int:
-    """Detached: build `<data dir>/venv` with the plugin installed, then become the worker.
+    """Detached: build `<data dir>/venv` (`environment.build`), then become the worker.
 
     Runs holding the worker lock (inherited), so no other hook starts a second build or worker.
     """
-    import shutil
-    import subprocess
-
-    root = os.path.dirname(PACKAGE_PARENT)
-    if not os.path.exists(os.path.join(root, "pyproject.toml")):
-        diagnostics.log(directory, "autostart", "venv build impossible: %s is not a plugin checkout" % root)
-        return _bootstrap_failed(directory)
-    target = os.path.join(directory, VENV_DIRNAME)
-    diagnostics.log(directory, "autostart", "building %s from %s (this can take a minute)" % (target, root))
-    started = time.time()
-    try:
-        shutil.rmtree(target, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", target], check=True, timeout=300,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        subprocess.run([venv_python(directory), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                        root + "[search]"], check=True, timeout=PIP_TIMEOUT, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, cwd=directory)
-    except (OSError, subprocess.SubprocessError) as exc:
-        detail = getattr(exc, "stderr", b"") or b""
-        diagnostics.log(directory, "autostart", "venv build failed: %s %s" % (exc, detail.decode("utf-8", "replace")[-2000:]))
-        return _bootstrap_failed(directory)
-    with open(os.path.join(target, VENV_MARKER), "w", encoding="utf-8") as handle:
-        handle.write(venv_stamp() + "\n")
-    diagnostics.log(directory, "autostart", "venv ready in %.0f s; starting the worker" % (time.time() - started))
+    if not environment.build(directory):
+        return 1
     from claude_mem.runtime import launch
 
     os.set_inheritable(lock_fd, True)
-    argv = launch.worker_argv(venv_python(directory), lock_fd)
+    argv = launch.worker_argv(environment.venv_python(directory), lock_fd)
     os.execv(argv[0], argv)
     return 1  # not reached
-
-
-def _bootstrap_failed(directory: str) -> int:
-    with open(os.path.join(directory, BOOTSTRAP_FAILED), "w", encoding="utf-8") as handle:
-        handle.write(utc_stamp() + "\n")
-    return 1

@@ -1,0 +1,332 @@
+"""The plugin's own Python environment, `<data dir>/venv`: built in the background, in two stages.
+
+The plugin's hooks run with the system `python3` and the standard library alone; the worker and the
+MCP server need packages. The first hook that finds them missing hands the worker lock to a detached
+build (`autostart`), which:
+
+1. creates the venv;
+2. installs the MCP server's one requirement (`mcp`, ~70 MB, seconds) and marks the venv
+   *tools-ready*: the MCP server can start from it now, so Claude Code gets the memory tools in the
+   first session (`scripts/mcp_server.py` waits for this inside Claude Code's start-up window);
+3. installs the whole package with the search extra (the observer SDKs, the embedding model: several
+   hundred MB) and marks the venv *ready*; then the build process becomes the worker.
+
+Each stage is written to `venv-progress.json` (with the durations of the last successful build, for
+estimates), so the session-start message, `status` and `doctor` can say what is happening; pip's
+output goes to `logs/venv-build.log`. Stdlib only: hooks import this module.
+"""
+
+import json
+import os
+import sys
+import time
+
+from claude_mem import __version__
+from claude_mem.capture import diagnostics
+from claude_mem.domain import utc_stamp
+
+VENV_DIRNAME = "venv"
+VENV_MARKER = ".claude-mem-version"
+TOOLS_MARKER = ".claude-mem-tools"
+PROGRESS_FILE = "venv-progress.json"
+BUILD_LOG = os.path.join("logs", "venv-build.log")
+BOOTSTRAP_FAILED = "venv-failed"
+BOOTSTRAP_RETRY_SECONDS = 600
+PIP_TIMEOUT = 1800
+WORKER_PACKAGES = ("starlette", "uvicorn", "psutil")
+STAGES = ("venv", "tools", "worker")
+STAGE_LABELS = {
+    "venv": "creating the environment",
+    "tools": "installing the MCP server (memory tools)",
+    "worker": "installing the worker and the search model",
+}
+# Seconds per stage on a first install with nothing cached (measured here: the venv ~3 s, `mcp`
+# 8 s from pip's cache, the rest 23 s from the cache and about a minute from PyPI).
+DEFAULT_SECONDS = {"venv": 5, "tools": 20, "worker": 90}
+# The directory holding the `claude_mem` package (the checkout's `src/` or site-packages).
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CHECKOUT = os.path.dirname(PACKAGE_PARENT)
+
+
+def has_worker_packages() -> bool:
+    """This interpreter can run the worker itself (a regular install), so no venv is needed."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in WORKER_PACKAGES)
+
+
+def venv_dir(directory: str) -> str:
+    return os.path.join(directory, VENV_DIRNAME)
+
+
+def venv_python(directory: str) -> str:
+    return os.path.join(directory, VENV_DIRNAME, "bin", "python")
+
+
+def venv_stamp() -> str:
+    """What the venv was built from: our version and the checkout's pyproject.toml (its dependencies),
+    so a venv built before a dependency was added is rebuilt rather than half-working."""
+    from claude_mem.capture.digest import sha256_hex
+
+    try:
+        with open(os.path.join(CHECKOUT, "pyproject.toml"), "rb") as handle:
+            project = sha256_hex(handle.read())[:16]
+    except OSError:
+        project = "no-pyproject"
+    return "%s %s" % (__version__, project)
+
+
+def _marked(directory: str, marker: str) -> bool:
+    try:
+        with open(os.path.join(directory, VENV_DIRNAME, marker), encoding="utf-8") as handle:
+            return handle.read().strip() == venv_stamp() and os.path.exists(venv_python(directory))
+    except OSError:
+        return False
+
+
+def venv_ready(directory: str) -> bool:
+    """The whole environment is built for this version: the worker can run from it."""
+    return _marked(directory, VENV_MARKER)
+
+
+def tools_ready(directory: str) -> bool:
+    """The MCP server can run from the venv (stage 2 is done, or all of it)."""
+    return venv_ready(directory) or _marked(directory, TOOLS_MARKER)
+
+
+# -- progress ------------------------------------------------------------------------------------
+
+def progress_path(directory: str) -> str:
+    return os.path.join(directory, PROGRESS_FILE)
+
+
+def read_progress(directory: str) -> dict:
+    try:
+        with open(progress_path(directory), encoding="utf-8") as handle:
+            found = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _write_progress(directory: str, progress: dict) -> None:
+    path = progress_path(directory)
+    temp = "%s.%d.tmp" % (path, os.getpid())
+    with open(temp, "w", encoding="utf-8") as handle:
+        json.dump(progress, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    os.replace(temp, path)
+
+
+def _pid_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def state(directory: str, now: float | None = None) -> dict:
+    """What is true of the venv now, for messages: {state, stage, label, elapsed, remaining, error,
+    tools, log}. `state` is ready, building, failed, interrupted or absent."""
+    now = time.time() if now is None else now
+    progress = read_progress(directory)
+    log = os.path.join(directory, BUILD_LOG)
+    found = {"state": "absent", "stage": None, "label": "", "elapsed": None, "remaining": None,
+             "error": None, "tools": tools_ready(directory), "log": log, "pid": progress.get("pid")}
+    if venv_ready(directory):
+        return {**found, "state": "ready"}
+    stage = progress.get("stage")
+    if progress.get("error"):
+        return {**found, "state": "failed", "stage": stage, "error": str(progress["error"]),
+                "label": STAGE_LABELS.get(str(stage), "")}
+    if stage not in STAGES:
+        return found
+    if not _pid_alive(progress.get("pid")):
+        return {**found, "state": "interrupted", "stage": stage, "label": STAGE_LABELS[stage]}
+    started = _number(progress.get("started"), now)
+    stage_started = _number(progress.get("stage_started"), now)
+    expected = _expected_seconds(progress)
+    index = STAGES.index(stage)
+    left_in_stage = max(expected[stage] - (now - stage_started), 2)
+    remaining = left_in_stage + sum(expected[name] for name in STAGES[index + 1:])
+    return {**found, "state": "building", "stage": stage, "label": STAGE_LABELS[stage],
+            "elapsed": round(now - started, 1), "remaining": round(remaining)}
+
+
+def _number(value: object, default: float) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+def _expected_seconds(progress: dict) -> dict[str, float]:
+    last = progress.get("last_seconds")
+    last = last if isinstance(last, dict) else {}
+    return {name: _number(last.get(name), float(DEFAULT_SECONDS[name])) for name in STAGES}
+
+
+def describe(found: dict) -> str:
+    """One line for people: what the environment is doing, or the problem and where to look."""
+    if found["state"] == "ready":
+        return "built"
+    if found["state"] == "building":
+        tools = "memory tools ready; " if found["tools"] else ""
+        return "building: %s%s (%.0f s so far, about %d s left)" % (tools, found["label"], found["elapsed"] or 0,
+                                                                 found["remaining"] or 0)
+    if found["state"] == "failed":
+        return "build failed while %s: %s (log: %s)" % (found["label"] or "building", found["error"], found["log"])
+    if found["state"] == "interrupted":
+        return "build interrupted while %s; the next session start resumes it" % found["label"]
+    return "not built"
+
+
+def session_notice(directory: str) -> str | None:
+    """What the session-start message adds while the plugin's environment is not ready (None when it
+    is, or when this interpreter needs none)."""
+    if venv_ready(directory) or has_worker_packages():
+        return None
+    from claude_mem.runtime import discovery
+
+    found = state(directory)
+    # The hook has just handed the lock to a build that has not written its progress yet.
+    if found["state"] in ("absent", "interrupted") and discovery.lock_held(directory):
+        found = {**found, "state": "building", "remaining": sum(_expected_seconds(read_progress(directory)).values())}
+    if found["state"] == "building":
+        what = "memory tools ready; setting up search" if found["tools"] else "setting up memory tools and search"
+        return "first run: %s in the background (about %d s left); this session is already being recorded" % (
+            what, found["remaining"] or 0)
+    if found["state"] == "failed":
+        return "could not set up its environment (%s); capture still works - see %s" % (
+            found["error"][:160], found["log"])
+    return None
+
+
+# -- the build -----------------------------------------------------------------------------------
+
+def recently_failed(directory: str) -> bool:
+    try:
+        return time.time() - os.path.getmtime(os.path.join(directory, BOOTSTRAP_FAILED)) < BOOTSTRAP_RETRY_SECONDS
+    except OSError:
+        return False
+
+
+def mcp_requirement() -> str:
+    """The `mcp` requirement as pyproject.toml states it (the MCP server's one third-party need)."""
+    import tomllib
+
+    try:
+        with open(os.path.join(CHECKOUT, "pyproject.toml"), "rb") as handle:
+            dependencies = tomllib.load(handle).get("project", {}).get("dependencies", [])
+    except (OSError, ValueError):
+        dependencies = []
+    for requirement in dependencies:
+        name = requirement.split(">")[0].split("=")[0].split("<")[0].split("[")[0].strip().lower()
+        if name == "mcp":
+            return str(requirement)
+    return "mcp"
+
+
+def build(directory: str) -> bool:
+    """Build `<data dir>/venv` in stages, recording progress; True when all of it is ready.
+
+    Runs in the detached bootstrap process, holding the worker lock, so no other hook starts a second
+    build. A venv that is tools-ready for this version is completed rather than rebuilt.
+    """
+    import shutil
+    import subprocess
+
+    if not os.path.exists(os.path.join(CHECKOUT, "pyproject.toml")):
+        return _failed(directory, {}, "venv", "%s is not a plugin checkout" % CHECKOUT)
+    target = venv_dir(directory)
+    python = venv_python(directory)
+    last = read_progress(directory).get("last_seconds")
+    seconds: dict[str, float] = {}
+    started = time.time()
+    progress: dict = {"pid": os.getpid(), "started": started, "version": venv_stamp(), "source": CHECKOUT,
+                      "seconds": seconds, "last_seconds": last if isinstance(last, dict) else {}}
+    os.makedirs(os.path.join(directory, "logs"), mode=0o700, exist_ok=True)
+    diagnostics.log(directory, "autostart", "building %s from %s (a minute or two)" % (target, CHECKOUT))
+    pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off"]
+    steps = [
+        ("venv", [sys.executable, "-m", "venv", target], 300),
+        ("tools", pip + [mcp_requirement()], PIP_TIMEOUT),
+        ("worker", pip + [CHECKOUT + "[search]"], PIP_TIMEOUT),
+    ]
+    resume = tools_ready(directory)
+    if not resume:
+        shutil.rmtree(target, ignore_errors=True)
+    with open(os.path.join(directory, BUILD_LOG), "ab") as log:
+        log.write(("\n== %s building %s\n" % (utc_stamp(), target)).encode())
+        for stage, argv, timeout in steps:
+            if resume and stage != "worker":
+                continue
+            stage_started = time.time()
+            progress.update(stage=stage, stage_started=stage_started)
+            _write_progress(directory, progress)
+            log.write(("== %s %s: %s\n" % (utc_stamp(), stage, " ".join(argv))).encode())
+            log.flush()
+            try:
+                subprocess.run(argv, check=True, timeout=timeout, stdout=log, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, cwd=directory)
+            except (OSError, subprocess.SubprocessError) as exc:
+                log.flush()
+                return _failed(directory, progress, stage, "%s: %s" % (type(exc).__name__, _tail(directory) or exc))
+            seconds[stage] = round(time.time() - stage_started, 1)
+            if stage == "tools":
+                _mark(directory, TOOLS_MARKER)
+    _mark(directory, VENV_MARKER)
+    total = time.time() - started
+    progress.update(stage="ready", finished=time.time(), last_seconds={**progress["last_seconds"], **seconds})
+    _write_progress(directory, progress)
+    try:
+        os.remove(os.path.join(directory, BOOTSTRAP_FAILED))
+    except OSError:
+        pass
+    diagnostics.log(directory, "autostart", "venv ready in %.0f s; starting the worker" % total)
+    return True
+
+
+def _mark(directory: str, marker: str) -> None:
+    with open(os.path.join(venv_dir(directory), marker), "w", encoding="utf-8") as handle:
+        handle.write(venv_stamp() + "\n")
+
+
+def _tail(directory: str, limit: int = 600) -> str:
+    """The last meaningful lines of the build log (pip's error), for one-line messages."""
+    try:
+        with open(os.path.join(directory, BUILD_LOG), "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(handle.tell() - 4000, 0))
+            lines = handle.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    useful = [line.strip() for line in lines if line.strip() and not line.startswith("==")
+              and not line.lstrip().startswith("WARNING: Location")]
+    return " ".join(useful[-3:])[-limit:]
+
+
+def _failed(directory: str, progress: dict, stage: str, error: str) -> bool:
+    progress.update(stage=stage, error=error, failed=time.time())
+    try:
+        _write_progress(directory, progress)
+        with open(os.path.join(directory, BOOTSTRAP_FAILED), "w", encoding="utf-8") as handle:
+            handle.write(utc_stamp() + "\n")
+    except OSError:
+        pass
+    diagnostics.log(directory, "autostart", "venv build failed while %s: %s" % (STAGE_LABELS.get(stage, stage), error))
+    return False
+
+
+def clear_failure(directory: str) -> None:
+    """Forget a failed build, so the next hook (or `repair`) starts a fresh one at once."""
+    try:
+        os.remove(os.path.join(directory, BOOTSTRAP_FAILED))
+    except OSError:
+        pass
+    progress = read_progress(directory)
+    if progress.pop("error", None) is not None:
+        progress["stage"] = None
+        _write_progress(directory, progress)
