@@ -32,8 +32,21 @@ def _cwd_of(body: dict[str, Any]) -> str:
     return match.group(1) if match else os.getcwd()
 
 
-def scenario(first_user_text: str, cwd: str) -> list[ToolStep]:
-    """Tool steps for a conversation, chosen by a phrase in its first user message."""
+SEARCH_TOOL = "mcp__plugin_persistent-memory_memory__search"
+MAX_WAITS = 60
+
+
+def scenario(first_user_text: str, cwd: str, offered: frozenset[str] = frozenset(), called: tuple[str, ...] = ()) -> list[ToolStep]:
+    """Tool steps for a conversation, chosen by a phrase in its first user message (`offered`: the
+    tools of the current request; `called`: the tools called so far, for scenarios that adapt)."""
+    match = re.search(r"wait for the memory tools, then search memory for ([\w ]+)", first_user_text)
+    if match:  # a model at work (a second per step) until Claude Code offers the tool, as a slow MCP start allows
+        search = ToolStep(SEARCH_TOOL, {"query": match.group(1).strip()})
+        pause = ToolStep("Bash", {"command": "sleep 1", "description": "Work for a second"})
+        waited = called.count("Bash")
+        if SEARCH_TOOL in called or SEARCH_TOOL in offered or waited >= MAX_WAITS:
+            return [pause] * waited + [search]
+        return [pause] * (waited + 1)
     match = re.search(r"write then edit ([\w.-]+)", first_user_text)
     if match:
         path = os.path.join(cwd, match.group(1))
@@ -44,7 +57,7 @@ def scenario(first_user_text: str, cwd: str) -> list[ToolStep]:
         ]
     match = re.search(r"search memory for ([\w ]+)", first_user_text)
     if match:  # the persistent-memory plugin's MCP search tool, as Claude Code names it
-        return [ToolStep("mcp__plugin_persistent-memory_memory__search", {"query": match.group(1).strip()})]
+        return [ToolStep(SEARCH_TOOL, {"query": match.group(1).strip()})]
     if "fail a command" in first_user_text:
         return [ToolStep("Bash", {"command": "echo boom >&2; exit 3", "description": "Fail on purpose"})]
     return []
@@ -77,7 +90,12 @@ class FakeAnthropic(FakeServer):
             for block in m["content"]
             if isinstance(block, dict) and block.get("type") == "tool_result"
         )
-        steps = scenario(first, _cwd_of(body)) if body.get("tools") else []
+        tools = body.get("tools") or []
+        offered = frozenset(str(tool.get("name")) for tool in tools if isinstance(tool, dict))
+        called = tuple(str(block.get("name")) for m in messages if m.get("role") == "assistant"
+                       and isinstance(m.get("content"), list) for block in m["content"]
+                       if isinstance(block, dict) and block.get("type") == "tool_use")
+        steps = scenario(first, _cwd_of(body), offered, called) if tools else []
         if done < len(steps):
             step = steps[done]
             block = {"type": "tool_use", "id": f"toolu_fake{next(self.counter):06d}", "name": step.name, "input": step.input}

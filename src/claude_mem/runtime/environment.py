@@ -119,7 +119,7 @@ def _write_progress(directory: str, progress: dict) -> None:
 
 
 def _pid_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
     try:
         os.kill(pid, 0)

@@ -1,0 +1,190 @@
+"""The first hours of a new user, with the real Claude Code CLI: install from the local marketplace,
+a `python3` with nothing but the standard library, and an empty data dir. The plugin's environment
+is built in the background while the first session runs; its memory tools arrive in that session
+(the MCP launcher waits for the build's first stage inside Claude Code's start-up window), and the
+second session starts with what the first one left."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from claude_mem.runtime import control, environment
+from claude_support import run_claude
+from conftest import IN_CI, REPO
+from fakes.anthropic_api import SEARCH_TOOL, FakeAnthropic
+from hook_support import rows
+from test_plugin_marketplace import fresh_clone, plugin_cli
+
+REAL_PIP_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "pip")  # read before HOME is isolated
+
+
+def bare_python(directory: str) -> str:
+    """A `python3` with the standard library only, like a system Python (a venv without pip)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", directory], check=True, timeout=120)
+    python = os.path.join(directory, "bin", "python3")
+    check = subprocess.run([python, "-c", "import mcp"], capture_output=True, timeout=60)
+    assert check.returncode != 0, "the bare python3 must not have the mcp package"
+    return python
+
+
+def wait_for(condition, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def tool_results(bodies: list[dict]) -> list[dict]:
+    return [block for body in bodies for message in body.get("messages", []) if isinstance(message.get("content"), list)
+            for block in message["content"] if isinstance(block, dict) and block.get("type") == "tool_result"]
+
+
+def stop_everything(data_dir: str) -> None:
+    """The worker, and a venv build still running, of this data dir."""
+    control.stop(data_dir, timeout=30)
+    for process in psutil.process_iter(["cmdline"]):
+        if data_dir in " ".join(process.info["cmdline"] or []):
+            process.kill()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_first_session_gets_the_memory_tools_and_the_second_starts_with_memory(data_dir, tmp_path, monkeypatch):
+    home = str(tmp_path / "home")
+    clone = fresh_clone(str(tmp_path / "clone"))
+    assert plugin_cli("marketplace", "add", clone, home=home).returncode == 0
+    installed = plugin_cli("install", "persistent-memory@persistent-memory", home=home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    settings_path = os.path.join(home, ".claude", "settings.json")
+    with open(settings_path, encoding="utf-8") as handle:
+        user_settings = json.load(handle)
+    user_settings["permissions"] = {"allow": [SEARCH_TOOL]}  # -p mode refuses tools nobody allowed
+    with open(settings_path, "w", encoding="utf-8") as handle:
+        json.dump(user_settings, handle)
+    python3 = bare_python(str(tmp_path / "system-python"))
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    (project / "notes.txt").write_text("spool files are renamed before ingest\n")
+    if os.path.isdir(REAL_PIP_CACHE):
+        monkeypatch.setenv("PIP_CACHE_DIR", REAL_PIP_CACHE)  # the download is not what is tested
+    env = {"PATH": os.path.dirname(python3) + os.pathsep + os.environ["PATH"], "CLAUDE_MEM_AUTOSTART": "true",
+           "CLAUDE_MEM_PROVIDER": "offline", "CLAUDE_MEM_WORKER_PORT": "0", "CLAUDE_MEM_RETRY_BACKOFF_SECONDS": "0.1"}
+    directory = str(data_dir)
+    try:
+        with FakeAnthropic() as fake:
+            began = time.monotonic()
+            first = run_claude("please wait for the memory tools, then search memory for spool ingest", fake.url,
+                               str(project), home, env, plugin_dir=None, timeout=300)
+            first_seconds = time.monotonic() - began
+            bodies = [r.body for r in fake.posts("/v1/messages") if isinstance(r.body, dict) and r.body.get("tools")]
+        assert first.returncode == 0, first.stderr[-3000:]
+        offered = [SEARCH_TOOL in {tool.get("name") for tool in body["tools"]} for body in bodies]
+        # The session began before the environment existed: its first requests lack the tools, then
+        # Claude Code adds them once the server connects, in the same session.
+        assert offered[0] is False and offered[-1] is True, offered
+        waited = offered.index(True)
+        result = tool_results(bodies)[-1]  # the search, after the model's work (Bash `sleep 1` calls)
+        content = result["content"]
+        shown = content if isinstance(content, str) else "\n".join(part.get("text", "") for part in content)
+        assert not result.get("is_error"), shown
+        assert shown == "No observations stored for project shop yet.", shown  # the store exists, still empty
+        progress = environment.read_progress(directory)
+        print(f"first session: {first_seconds:.1f} s; memory tools offered from request {waited + 1} "
+              f"(after ~{waited} s of work); venv stages so far: {progress.get('seconds')}")
+
+        # The build goes on after the session: the whole environment, then the worker, which observes.
+        wait_for(lambda: environment.venv_ready(directory), 900 if IN_CI else 600, "the full venv")
+        state = wait_for(lambda: control.state(directory) if control.state(directory).running else None, 120,
+                         "the worker started by the build")
+        assert environment.venv_dir(directory) in " ".join(psutil.Process(state.pid).cmdline())
+        assert environment.state(directory)["state"] == "ready"
+        stages = environment.read_progress(directory)["last_seconds"]
+        assert set(stages) == {"venv", "tools", "worker"}
+        print(f"venv build: {stages}")
+        wait_for(lambda: rows(directory, "SELECT COUNT(*) FROM observations")[0][0] > 0
+                 and not rows(directory, "SELECT COUNT(*) FROM pending_events WHERE status IN ('pending', 'claimed')")[0][0],
+                 120, "the observer")
+        titles = [title for (title,) in rows(directory, "SELECT title FROM observations")]
+
+        with FakeAnthropic() as fake:
+            second = run_claude("what do you remember about this project?", fake.url, str(project), home, env,
+                                plugin_dir=None, timeout=300)
+            texts = [json.dumps(r.body, ensure_ascii=False) for r in fake.posts("/v1/messages")]
+        assert second.returncode == 0, second.stderr[-3000:]
+        assert any("# claude-mem memory · project shop" in text and titles[0] in text for text in texts), titles
+    finally:
+        stop_everything(directory)
+
+
+def session_start_message(data_dir) -> str:
+    """The systemMessage of a session-start hook run the way the plugin runs it."""
+    payload = json.dumps({"session_id": "s-first", "transcript_path": "/tmp/t.jsonl", "cwd": str(data_dir),
+                          "hook_event_name": "SessionStart", "source": "startup"}).encode()
+    result = subprocess.run([sys.executable, "-I", "-S", os.path.join(REPO, "scripts", "hook.py"), "session-start"],
+                            input=payload, capture_output=True, timeout=60, env={**os.environ, "PYTHONSAFEPATH": "1"})
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["systemMessage"]
+
+
+def write_progress(data_dir, **fields) -> None:
+    os.makedirs(data_dir, exist_ok=True)
+    with open(environment.progress_path(str(data_dir)), "w", encoding="utf-8") as handle:
+        json.dump(fields, handle)
+
+
+def test_the_session_start_message_says_while_the_environment_builds(data_dir):
+    now = time.time()
+    write_progress(data_dir, pid=os.getpid(), started=now - 10, stage="worker", stage_started=now - 4,
+                   last_seconds={"venv": 3, "tools": 8, "worker": 30})
+    os.makedirs(os.path.join(str(data_dir), "venv", "bin"))
+    os.symlink(sys.executable, environment.venv_python(str(data_dir)))
+    with open(os.path.join(str(data_dir), "venv", environment.TOOLS_MARKER), "w") as handle:
+        handle.write(environment.venv_stamp() + "\n")
+    message = session_start_message(data_dir)
+    assert "first run: memory tools ready; setting up search in the background (about 26 s left)" in message
+    assert "this session is already being recorded" in message
+
+
+def test_the_session_start_message_names_a_failed_build_and_its_log(data_dir):
+    write_progress(data_dir, pid=1, stage="tools", error="CalledProcessError: No matching distribution found for mcp")
+    message = session_start_message(data_dir)
+    assert "could not set up its environment (CalledProcessError: No matching distribution found for mcp)" in message
+    assert os.path.join(str(data_dir), "logs", "venv-build.log") in message
+
+
+def test_no_message_once_built_or_when_nothing_was_started(data_dir):
+    assert "first run" not in session_start_message(data_dir)
+    assert "could not" not in session_start_message(data_dir)
+
+
+def test_estimates_follow_the_last_build(data_dir):
+    now = time.time()
+    write_progress(data_dir, pid=os.getpid(), started=now - 2, stage="tools", stage_started=now - 2,
+                   last_seconds={"venv": 3, "tools": 10, "worker": 40})
+    found = environment.state(str(data_dir), now)
+    assert (found["state"], found["stage"], found["remaining"], found["tools"]) == ("building", "tools", 48, False)
+    assert environment.describe(found).startswith("building: installing the MCP server (memory tools) (2 s so far")
+    write_progress(data_dir, pid=2 ** 22 + 12345, started=now, stage="tools", stage_started=now)  # no such process
+    assert environment.state(str(data_dir))["state"] == "interrupted"
+    write_progress(data_dir, stage="tools", pid=os.getpid(), error="boom")
+    assert environment.state(str(data_dir))["state"] == "failed"
+    environment.clear_failure(str(data_dir))
+    assert environment.state(str(data_dir))["state"] == "absent"
+
+
+@pytest.mark.parametrize("content", ["", "not json", "[1, 2]", '{"stage": 7, "pid": "x", "started": "soon"}',
+                                     '{"stage": "tools", "pid": true, "last_seconds": [1]}', "\x00" * 100])
+def test_a_damaged_progress_file_is_read_as_no_build(data_dir, content):
+    os.makedirs(data_dir, exist_ok=True)
+    with open(environment.progress_path(str(data_dir)), "w", encoding="utf-8") as handle:
+        handle.write(content)
+    assert environment.state(str(data_dir))["state"] in ("absent", "interrupted")
+    assert environment.session_notice(str(data_dir)) is None
