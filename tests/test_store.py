@@ -10,9 +10,9 @@ EXPECTED_TABLES = {
     "schema_migrations": ["version", "name", "applied_at"],
     "sessions": [
         "id", "content_session_id", "project", "cwd", "title", "status", "observer_provider",
-        "memory_session_id", "last_injected_at", "started_at", "ended_at", "last_activity_at",
+        "memory_session_id", "last_injected_at", "started_at", "ended_at", "last_activity_at", "uid",
     ],
-    "prompts": ["id", "session_id", "prompt_number", "text", "private", "created_at"],
+    "prompts": ["id", "session_id", "prompt_number", "text", "private", "created_at", "uid"],
     "pending_events": [
         "id", "event_key", "session_id", "kind", "prompt_number", "payload", "status", "attempts",
         "last_error", "lease_until", "next_attempt_at", "created_at", "processed_at",
@@ -20,13 +20,13 @@ EXPECTED_TABLES = {
     "observations": [
         "id", "session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts",
         "files_read", "files_modified", "prompt_number", "content_hash", "input_tokens", "output_tokens",
-        "fetch_count", "created_at",
+        "fetch_count", "created_at", "uid",
     ],
     "observation_sources": ["observation_id", "event_id"],
     "summaries": [
         "id", "session_id", "project", "event_id", "prompt_number", "request", "investigated", "learned",
         "completed", "next_steps", "files_read", "files_edited", "notes", "input_tokens", "output_tokens",
-        "created_at",
+        "created_at", "uid",
     ],
     "vectors": ["kind", "row_id", "model", "vector"],
     "shown": ["session_id", "observation_id"],
@@ -35,10 +35,11 @@ EXPECTED_TABLES = {
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
     "observations_vector_delete", "summaries_vector_delete", "prompts_vector_delete", "observations_vector_update",
-    "vectors_generation_insert", "vectors_generation_delete"}
+    "vectors_generation_insert", "vectors_generation_delete"} | {
+    f"{t}_uid_insert" for t in ("sessions", "prompts", "observations", "summaries")}
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
-    "summaries_project", "shown_observation",
+    "summaries_project", "shown_observation", "sessions_uid", "prompts_uid", "observations_uid", "summaries_uid",
 }
 
 
@@ -212,6 +213,50 @@ def test_constraints_reject_bad_rows(conn):
     conn.execute("INSERT INTO pending_events (event_key, session_id, kind, payload) VALUES ('k', ?, 'tool', '{}')", (sid,))
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute("INSERT INTO pending_events (event_key, session_id, kind, payload) VALUES ('k', ?, 'tool', '{}')", (sid,))
+
+
+UID_TABLES = ("sessions", "prompts", "observations", "summaries")
+
+
+def uids(conn, table: str) -> list[str]:
+    return [row[0] for row in conn.execute(f"SELECT uid FROM {table} ORDER BY id")]
+
+
+def add_one_of_each(conn, key: str = "s1") -> None:
+    sid = add_session(conn, key)
+    conn.execute("INSERT INTO prompts (session_id, prompt_number, text) VALUES (?, 1, 'hello')", (sid,))
+    conn.execute("INSERT INTO observations (session_id, project, type, title, narrative, content_hash)"
+                 " VALUES (?, '/p', 'discovery', 't', 'n', ?)", (sid, key))
+    conn.execute("INSERT INTO summaries (session_id, project, request) VALUES (?, '/p', 'r')", (sid,))
+
+
+def test_every_row_gets_a_global_uid_whoever_inserts_it(conn):
+    add_one_of_each(conn, "s1")
+    add_one_of_each(conn, "s2")
+    for table in UID_TABLES:
+        found = uids(conn, table)
+        assert len(found) == 2 and len(set(found)) == 2, table
+        assert all(len(uid) == 32 and set(uid) <= set("0123456789abcdef") for uid in found), table
+
+
+def test_an_explicit_uid_is_kept_and_must_be_unique(conn):
+    conn.execute("INSERT INTO sessions (content_session_id, project, uid) VALUES ('s1', '/p', 'f' || hex(zeroblob(15)))")
+    assert uids(conn, "sessions") == ["f" + "00" * 15]
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO sessions (content_session_id, project, uid) VALUES ('s2', '/p', 'f' || hex(zeroblob(15)))")
+
+
+def test_upgrade_gives_existing_rows_distinct_uids(tmp_path):
+    path = str(tmp_path / "old.db")
+    old = db.connect(path, migrate=False)
+    migrations.migrate(old, target=migrations.MIGRATIONS.index(migrations.m006_uids))
+    add_one_of_each(old, "s1")
+    add_one_of_each(old, "s2")
+    old.close()
+    upgraded = db.connect(path)
+    for table in UID_TABLES:
+        found = uids(upgraded, table)
+        assert len(set(found)) == 2 and None not in found, table
 
 
 def test_corrupt_file_is_a_database_error(tmp_path):

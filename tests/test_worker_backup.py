@@ -203,6 +203,8 @@ def test_capture_rows_newer_than_the_backup_are_salvaged(data_dir):
     conn.execute("INSERT INTO sessions (content_session_id, project, cwd) VALUES ('late', '/p', '/p')")
     late = conn.execute("SELECT id FROM sessions WHERE content_session_id = 'late'").fetchone()[0]
     conn.execute("INSERT INTO prompts (session_id, prompt_number, text) VALUES (?, 1, 'fix the bug')", (late,))
+    uids = conn.execute("SELECT s.uid, p.uid FROM sessions s JOIN prompts p ON p.session_id = s.id"
+                        " WHERE s.id = ?", (late,)).fetchone()
     for key, status in (("late-tool", "claimed"), ("late-done", "done"), ("late-failed", "failed")):
         conn.execute("INSERT INTO pending_events (event_key, session_id, kind, payload, status) "
                      "VALUES (?, ?, 'tool', '{}', ?)", (key, late, status))
@@ -222,5 +224,8 @@ def test_capture_rows_newer_than_the_backup_are_salvaged(data_dir):
     # an event observed before the damage is queued again: its observations went with the corrupt copy
     assert events == {"late-tool": "pending", "late-done": "pending", "late-failed": "failed"}
     assert conn.execute("SELECT text FROM prompts").fetchall() == [("fix the bug",)]
+    # salvaged rows keep their global ids (an export made before the damage still names them)
+    assert conn.execute("SELECT s.uid, p.uid FROM sessions s JOIN prompts p ON p.session_id = s.id"
+                        " WHERE s.content_session_id = 'late'").fetchone() == uids
     assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
     conn.close()

@@ -260,7 +260,43 @@ def m005_vector_generation(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation]
+def m006_uids(conn: sqlite3.Connection) -> None:
+    """A global id (`uid`, 32 lowercase hex characters) for every session, prompt, observation and
+    summary: the same in every copy of a row (export, import, replication; DESIGN §12), where the
+    integer `id` is only this database's. Existing rows get one now; a row inserted without one gets
+    one from a trigger, whatever wrote it; importers set theirs explicitly."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE sessions ADD COLUMN uid TEXT;
+        ALTER TABLE prompts ADD COLUMN uid TEXT;
+        ALTER TABLE observations ADD COLUMN uid TEXT;
+        ALTER TABLE summaries ADD COLUMN uid TEXT;
+        UPDATE sessions SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
+        UPDATE prompts SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
+        UPDATE observations SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
+        UPDATE summaries SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
+        CREATE UNIQUE INDEX sessions_uid ON sessions (uid);
+        CREATE UNIQUE INDEX prompts_uid ON prompts (uid);
+        CREATE UNIQUE INDEX observations_uid ON observations (uid);
+        CREATE UNIQUE INDEX summaries_uid ON summaries (uid);
+        CREATE TRIGGER sessions_uid_insert AFTER INSERT ON sessions WHEN new.uid IS NULL BEGIN
+            UPDATE sessions SET uid = lower(hex(randomblob(16))) WHERE id = new.id;
+        END;
+        CREATE TRIGGER prompts_uid_insert AFTER INSERT ON prompts WHEN new.uid IS NULL BEGIN
+            UPDATE prompts SET uid = lower(hex(randomblob(16))) WHERE id = new.id;
+        END;
+        CREATE TRIGGER observations_uid_insert AFTER INSERT ON observations WHEN new.uid IS NULL BEGIN
+            UPDATE observations SET uid = lower(hex(randomblob(16))) WHERE id = new.id;
+        END;
+        CREATE TRIGGER summaries_uid_insert AFTER INSERT ON summaries WHEN new.uid IS NULL BEGIN
+            UPDATE summaries SET uid = lower(hex(randomblob(16))) WHERE id = new.id;
+        END;
+        """,
+    )
+
+
+MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

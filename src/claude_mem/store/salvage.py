@@ -2,7 +2,8 @@
 
 After a restore from backup, what the hooks captured since that backup would be lost. Whatever rows
 of `sessions`, `prompts` and `pending_events` can still be read from the corrupt copy are inserted
-with `INSERT OR IGNORE` (rows the backup already has stay as they are). Events are queued again —
+with `INSERT OR IGNORE` (rows the backup already has stay as they are), sessions and prompts with the
+global `uid` they had (m006; a copy from before it gets new ones). Events are queued again —
 even those observed before the damage, since their observations went with the corrupt copy — so
 the observer redoes them and the memory since the backup comes back.
 """
@@ -57,6 +58,15 @@ def readable_rows(conn: sqlite3.Connection, table: str, columns: str, where: str
     return rows
 
 
+def _with_uid(conn: sqlite3.Connection, table: str, columns: str) -> str:
+    """`columns` and the row's `uid`, read as NULL from a copy made before m006 (or whose schema is unreadable)."""
+    try:
+        names = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    except sqlite3.DatabaseError:
+        names = set()
+    return f"{columns}, {'uid' if 'uid' in names else 'NULL'}"
+
+
 def _last_rowid(conn: sqlite3.Connection, table: str) -> int | None:
     """The table's largest rowid, when the pages leading to it (or `sqlite_sequence`) can be read."""
     for sql, params in ((f"SELECT max(rowid) FROM {table}", ()), ("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,))):
@@ -76,8 +86,8 @@ def salvage_capture(corrupt_path: str, target_path: str) -> dict[str, int]:
         # A truncated file is refused whole ("malformed") unless the schema checks are relaxed; the
         # connection is read-only, so nothing can be written through it.
         source.execute("PRAGMA writable_schema = ON")
-        sessions = readable_rows(source, *SESSIONS)
-        prompts = readable_rows(source, *PROMPTS)
+        sessions = readable_rows(source, SESSIONS[0], _with_uid(source, *SESSIONS[:2]), SESSIONS[2])
+        prompts = readable_rows(source, PROMPTS[0], _with_uid(source, *PROMPTS[:2]), PROMPTS[2])
         events = readable_rows(source, *EVENTS)
     finally:
         source.close()
@@ -88,24 +98,25 @@ def salvage_capture(corrupt_path: str, target_path: str) -> dict[str, int]:
     try:
         with db.transaction(target):
             new_id: dict[int, int] = {}
-            for old_id, content_session_id, project, cwd, status, started_at, last_activity_at in sessions:
+            for old_id, content_session_id, project, cwd, status, started_at, last_activity_at, uid in sessions:
                 if not content_session_id or not project:
                     continue
                 counts["sessions"] += target.execute(
-                    "INSERT OR IGNORE INTO sessions (content_session_id, project, cwd, status, started_at, last_activity_at) "
-                    "VALUES (?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')), "
-                    "coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
+                    "INSERT OR IGNORE INTO sessions (content_session_id, project, cwd, status, started_at, last_activity_at,"
+                    " uid) VALUES (?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')), "
+                    "coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')), ?)",
                     (content_session_id, project, cwd, status if status in ("active", "completed", "failed", "interrupted")
-                     else "active", started_at, last_activity_at),
+                     else "active", started_at, last_activity_at, uid),
                 ).rowcount
                 row = target.execute("SELECT id FROM sessions WHERE content_session_id = ?", (content_session_id,)).fetchone()
-                new_id[old_id] = row[0]
-            for session_id, prompt_number, text, private, created_at in prompts:
+                if row is not None:  # None: its uid belongs to another session there (not ours to merge)
+                    new_id[old_id] = row[0]
+            for session_id, prompt_number, text, private, created_at, uid in prompts:
                 if session_id in new_id and text is not None:
                     counts["prompts"] += target.execute(
-                        "INSERT OR IGNORE INTO prompts (session_id, prompt_number, text, private, created_at) "
-                        "VALUES (?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
-                        (new_id[session_id], prompt_number, text, private or 0, created_at),
+                        "INSERT OR IGNORE INTO prompts (session_id, prompt_number, text, private, created_at, uid) "
+                        "VALUES (?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')), ?)",
+                        (new_id[session_id], prompt_number, text, private or 0, created_at, uid),
                     ).rowcount
             for event_key, session_id, kind, prompt_number, payload, status, attempts, last_error, created_at in events:
                 if session_id not in new_id or not event_key or payload is None:
