@@ -9,6 +9,10 @@ interleaved run by run so machine noise hits both alike. Budget (DESIGN §11): h
 Because `python3` may be a wrapper (a pyenv shim costs tens of ms) and `site` may import a lot
 (`.pth` files), the report also gives the same comparison with the resolved interpreter called
 directly, and the floor `python3 -I -S -c pass` that the hook's own flags start from.
+
+A regular install (pipx, uv tool, pip) registers its hooks with `claude-mem install`: the same
+comparison runs that command (`installed`) against `-c pass` of the interpreter it names (this one),
+and the `claude-mem hook post-tool` console script (`console_script`) shows what the launcher saves.
 """
 
 import json
@@ -34,6 +38,14 @@ def hook_command(hook: str = "post-tool") -> str:
                 if shlex.split(handler["command"])[-1] == hook:
                     return handler["command"]
     raise KeyError(hook)
+
+
+def installed_command(hook: str = "post-tool") -> str:
+    """The hook command `claude-mem install` writes for this interpreter."""
+    from claude_mem.runtime.claude_config import Install
+    from claude_mem.runtime.environment import PACKAGE_PARENT
+
+    return Install(sys.executable, PACKAGE_PARENT).hook_command(hook)
 
 
 def source_text(size: int) -> str:
@@ -105,6 +117,11 @@ def main(argv: list[str]) -> dict:
         direct = [real, *shlex.split(command.replace("${CLAUDE_PLUGIN_ROOT}", REPO))[1:]]
         resolved = compare(direct, [real, "-c", "pass"], env, runs, 10_000)
         floor = compare(direct, [real, "-I", "-S", "-c", "pass"], env, runs, 20_000)
+        this_python = shlex.quote(sys.executable)
+        installed = compare(shell + [installed_command()], shell + [f"{this_python} -c pass"], env, runs, 30_000)
+        script = os.path.join(os.path.dirname(sys.executable), "claude-mem")
+        console_script = compare([script, "hook", "post-tool"], [sys.executable, "-c", "pass"], env, runs, 40_000) \
+            if os.path.exists(script) else None
     return {
         "command": command,
         "interpreter": real,
@@ -113,7 +130,10 @@ def main(argv: list[str]) -> dict:
         "as_installed": as_installed,
         "resolved_interpreter": resolved,
         "vs_isolated_no_site_floor": floor,
-        "within_budget": as_installed["ratio"] <= BUDGET_RATIO and resolved["ratio"] <= BUDGET_RATIO,
+        "installed_command": installed_command(),
+        "installed": installed,
+        "console_script": console_script,
+        "within_budget": max(as_installed["ratio"], resolved["ratio"], installed["ratio"]) <= BUDGET_RATIO,
     }
 
 

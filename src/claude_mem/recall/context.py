@@ -8,6 +8,7 @@ the latest summary, and how to get details through the MCP tools. Budgets are in
 exist and how to search them.
 """
 
+import os
 import sqlite3
 from datetime import UTC, datetime
 
@@ -15,11 +16,13 @@ from claude_mem import project as projects
 from claude_mem import settings
 from claude_mem.domain import utc_now
 from claude_mem.recall.sanitize import clean, estimate_tokens
-from claude_mem.runtime import discovery, observer_choice
+from claude_mem.runtime import discovery, mcp_names, observer_choice
 from claude_mem.store import context as store
 from claude_mem.store.context import known_projects
 
-MCP_PREFIX = "mcp__plugin_persistent-memory_memory__"
+# The plugin's tool names, or `mcp__memory__…` when `claude-mem install` registered the server
+# (its hook and MCP server commands set CLAUDE_MEM_MCP_SERVER).
+MCP_PREFIX = mcp_names.tool_prefix(os.environ)
 SEARCH_TOOL = MCP_PREFIX + "search"
 TIMELINE_TOOL = MCP_PREFIX + "timeline"
 GET_TOOL = MCP_PREFIX + "get_observations"
