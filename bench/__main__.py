@@ -43,9 +43,13 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
     found: list[tuple[str, str, str, bool | None]] = []
     hooks = report.get("hooks")
     if hooks:
-        for name in ("as_installed", "resolved_interpreter"):
+        labels = {"as_installed": "plugin, as hooks.json runs it", "resolved_interpreter": "plugin, resolved interpreter",
+                  "installed": "`claude-mem install` command", "console_script": "`claude-mem hook` console script"}
+        for name, label in labels.items():
+            if name not in hooks:
+                continue
             ratio = hooks[name]["ratio"]
-            found.append((f"post-tool hook, 100 KB Read ({name.replace('_', ' ')})",
+            found.append((f"post-tool hook, 100 KB Read ({label})",
                           f"{hooks[name]['hook_ms_median']} ms = {ratio}× bare python",
                           f"≤ {hooks['budget_ratio']}× bare", ratio <= hooks["budget_ratio"]))
     recall = report.get("recall")
