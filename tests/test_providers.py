@@ -292,6 +292,21 @@ def test_a_first_turn_sends_the_standing_instructions_once(backend) -> None:
 # -- offline and fake: from the request's data, never its text ---------------------------------------
 
 
+@pytest.mark.parametrize(("error", "line"), [
+    ("Exit code 1\n...\nFAILED tests/test_http.py::test_retry - AssertionError: 3 != 4\n1 failed, 4 passed",
+     "FAILED tests/test_http.py::test_retry - AssertionError: 3 != 4"),
+    ("Exit code 2\nTraceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'invoice'", "KeyError: 'invoice'"),
+    ("Exit code 127\nbash: ruff: command not found", "bash: ruff: command not found"),
+    ("Exit code 1\nsomething odd happened", "something odd happened"),
+    ("Exit code 1", "Exit code 1"),
+])
+def test_a_failure_is_named_by_its_telling_line_not_by_the_exit_code(error: str, line: str) -> None:
+    """Claude Code's PostToolUseFailure `error` starts with `Exit code N`; the title needs the line after."""
+    failing = rendered_event(PendingEvent(3, 1, "tool_failure", 1, {
+        "tool_name": "Bash", "tool_input": {"command": "make check"}, "tool_response": None, "error": error}))
+    assert failing.error_line == line
+
+
 def test_a_rendered_event_holds_what_its_text_shows() -> None:
     failing = rendered_event(PendingEvent(3, 1, "tool_failure", 1, {
         "tool_name": "Bash", "tool_input": {"command": "pytest -q\n  --lf", "description": "rerun failures"},

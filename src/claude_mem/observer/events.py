@@ -93,6 +93,22 @@ def _first_line(texts: list[str]) -> str:
     return texts[0].splitlines()[0] if texts and texts[0] else ""
 
 
+EXIT_CODE_LINE = re.compile(r"^(?:Exit code|exit status|returned)\s*-?\d+\s*$", re.IGNORECASE)
+TELLING_LINES = (re.compile(r"^(?:FAILED|ERROR)\b"), re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b:?"),
+                 re.compile(r"\b(?:error|fatal|not found|denied|No such file)\b", re.IGNORECASE))
+
+
+def _error_line(texts: list[str]) -> str:
+    """The line of an error that says most: a `FAILED …` or `…Error: …` line over Claude Code's
+    leading `Exit code N`, which tells nothing on its own."""
+    lines = [line.strip() for line in (texts[0] if texts else "").splitlines() if line.strip()]
+    for pattern in TELLING_LINES:
+        for line in lines:
+            if pattern.search(line) and not EXIT_CODE_LINE.match(line):
+                return line
+    return next((line for line in lines if not EXIT_CODE_LINE.match(line)), lines[0] if lines else "")
+
+
 def _diff(event: RenderedEvent, status: str, lines: list[str]) -> RenderedEvent:
     """`event` showing the diff `lines` (shortened); `added`/`removed` are the lines it shows."""
     body = _short("\n".join(lines), FIELD_CHARS)
@@ -150,7 +166,7 @@ def _bash(event: RenderedEvent, tool_input: dict[str, Any], response: Any, error
         errors.append(_short(error, FIELD_CHARS))
         parts.append("error: " + errors[-1])
     return replace(event, status=status, body="\n".join(parts), command=command, description=description,
-                   error_line=_first_line(errors), output_line=_first_line(outputs))
+                   error_line=_error_line(errors), output_line=_first_line(outputs))
 
 
 def _other_tool(event: RenderedEvent, tool_input: dict[str, Any], response: Any, error: str | None) -> RenderedEvent:
@@ -166,7 +182,7 @@ def _other_tool(event: RenderedEvent, tool_input: dict[str, Any], response: Any,
         outputs.append(_short(_text(response), FIELD_CHARS))
         parts.append("output: " + outputs[-1])
     return replace(event, status="failed" if error is not None else "ok", body="\n".join(parts),
-                   error_line=_first_line(errors), output_line=_first_line(outputs))
+                   error_line=_error_line(errors), output_line=_first_line(outputs))
 
 
 def rendered_event(event: PendingEvent, root: str = "") -> RenderedEvent:
