@@ -9,6 +9,7 @@ from claude_mem import settings
 from claude_mem.capture.diagnostics import capture_report
 from claude_mem.cli.group import cli
 from claude_mem.cli.output import console, emit_json, human_bytes
+from claude_mem.cli.plugin_env import environment_report
 from claude_mem.cli.worker import describe_report, worker_report
 from claude_mem.observer.providers.auto import describe
 from claude_mem.observer.report import observer_report
@@ -27,13 +28,15 @@ def selected_observer(worker: dict[str, Any], directory: str) -> dict[str, Any]:
 
 
 def status_report() -> dict[str, Any]:
-    """Everything `status` knows: the store, capture problems, the observer, the worker and refused settings."""
+    """Everything `status` knows: the store, capture problems, the observer, the worker, the plugin's
+    environment and refused settings."""
     directory = settings.data_dir()
     worker = worker_report()
     observer = observer_report(directory)
     observer["selected"] = selected_observer(worker, directory)
     return {"store": stats.store_report(directory), "capture": capture_report(directory),
-            "observer": observer, "worker": worker, "warnings": settings.problems(directory)}
+            "observer": observer, "worker": worker, "environment": environment_report(directory),
+            "warnings": settings.problems(directory)}
 
 
 @cli.command()
@@ -92,6 +95,10 @@ def status(as_json: bool) -> None:
                   f"{str(failure['last_error'] or '')[:160]}  (`claude-mem queue retry {failure['id']}`)")
     for line in describe_report(report["worker"], shown_warnings=report["warnings"]):
         out.print(line, markup=False)
+    plugin_env = report["environment"]
+    if plugin_env["shown"]:
+        out.print(f"plugin environment: {plugin_env['line']}", markup=False,
+                  style="red" if plugin_env["state"] == "failed" else None)
 
 
 @cli.command()

@@ -27,7 +27,7 @@ import uvicorn
 from claude_mem import paths
 from claude_mem import settings as settings_module
 from claude_mem.domain import utc_stamp
-from claude_mem.runtime import discovery
+from claude_mem.runtime import discovery, environment
 from claude_mem.store import backup, integrity
 from claude_mem.worker.app import create_app
 from claude_mem.worker.context import WorkerContext
@@ -136,11 +136,13 @@ def _early_stop(signum: int, frame: object) -> None:
 
 def worker_info(ctx: WorkerContext) -> dict[str, object]:
     """worker.json (DESIGN §7), with the observer the services actually started (the session-start
-    context header names it; empty when no observer service runs)."""
+    context header names it; empty when no observer service runs) and the folder this worker imported
+    `claude_mem` from (`package`: a worker whose code was uninstalled is stopped, `runtime.stale`)."""
     return {
         "pid": ctx.pid, "port": ctx.port, "version": ctx.version, "data_dir": ctx.data_dir,
         "started": ctx.started,
         "provider": {"name": ctx.provider_name},
+        "package": environment.PACKAGE_PARENT,
     }
 
 

@@ -1,0 +1,151 @@
+"""`claude-mem doctor`'s checks of Claude Code's side: our hooks' registration, and the original
+(TypeScript) claude-mem installed beside us, which reads the same `CLAUDE_MEM_DATA_DIR` and
+`CLAUDE_MEM_WORKER_PORT` variables."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+from claude_mem import settings
+from claude_mem.cli.checks import INFO, OK, PROBLEM, WARNING, Check, Context
+from claude_mem.cli.registration import HOOK_EVENTS, ORIGINAL_PLUGIN, PLUGIN
+from claude_mem.paths import DB_FILENAME
+from claude_mem.runtime import environment
+from claude_mem.store import checkup
+
+MARKETPLACE = os.path.join(environment.CHECKOUT, ".claude-plugin", "marketplace.json")
+PORT_PROBE_TIMEOUT = 0.3
+
+
+def hooks_checks(ctx: Context) -> list[Check]:
+    found = [Check("hooks", WARNING, problem, "fix or remove that file") for problem in ctx.registration.errors]
+    plugins = ctx.registration.plugin(PLUGIN)
+    by_settings = ctx.registration.settings_hooks
+    for install in plugins:
+        if not os.path.isdir(install.folder):
+            found.append(Check("hooks", PROBLEM, f"plugin {install.describe()}: that folder is gone",
+                               f"`claude plugin uninstall {install.plugin_id}`, then install it again"))
+    if plugins and by_settings:
+        files = ", ".join(by_settings)
+        found.append(Check("hooks", PROBLEM, f"registered twice: by the plugin {plugins[0].plugin_id} and in {files}; "
+                           "every event would be captured twice", f"remove one: `claude plugin uninstall "
+                           f"{plugins[0].plugin_id}`, or `claude-mem uninstall` (the hooks in {files})"))
+        return found
+    if plugins:
+        return found + [Check("hooks", OK, f"plugin {install.describe()}, enabled") for install in plugins]
+    for path, events in by_settings.items():
+        missing = [event for event in HOOK_EVENTS if event not in events]
+        if missing:
+            found.append(Check("hooks", WARNING, f"in {path}, but not for {', '.join(missing)}",
+                               "`claude-mem install` writes them all again"))
+        else:
+            found.append(Check("hooks", OK, f"in {path} ({len(events)} events)"))
+    if by_settings:
+        return found
+    disabled = ctx.registration.plugin(PLUGIN, enabled=False)
+    if disabled:
+        return found + [Check("hooks", PROBLEM, f"plugin {disabled[0].describe()} is disabled: nothing is captured",
+                              f"`claude plugin enable {disabled[0].plugin_id}`")]
+    return found + [Check("hooks", PROBLEM, "not registered with Claude Code: sessions are not captured (unless "
+                          "started with `claude --plugin-dir`)", install_fix())]
+
+
+def install_fix() -> str:
+    where = environment.CHECKOUT if os.path.isfile(MARKETPLACE) else "<a clone of the repository>"
+    return (f"`claude plugin marketplace add {where}` then `claude plugin install persistent-memory@persistent-memory`;"
+            " with pipx/uv: `claude-mem install`")
+
+
+def original_dir() -> str:
+    return os.path.expanduser("~/.claude-mem")
+
+
+def _original_settings() -> dict:
+    try:
+        with open(os.path.join(original_dir(), "settings.json"), encoding="utf-8") as handle:
+            value = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def original_ports(original_settings: dict) -> list[int]:
+    """The ports the original's worker may use: its setting, else its default (37777 in most releases,
+    37700 + uid % 100 in recent ones)."""
+    configured = str(original_settings.get("CLAUDE_MEM_WORKER_PORT") or "")
+    if configured.isdigit():
+        return [int(configured)]
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return [37777, 37700 + uid % 100]
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=PORT_PROBE_TIMEOUT):
+            return True
+    except OSError:
+        return False
+
+
+def _same_path(one: str, other: str) -> bool:
+    return os.path.realpath(os.path.expanduser(one)) == os.path.realpath(os.path.expanduser(other))
+
+
+def original_checks(ctx: Context) -> list[Check]:
+    theirs = original_dir()
+    their_settings = _original_settings()
+    ports = original_ports(their_settings)
+    plugins = ctx.registration.plugin(ORIGINAL_PLUGIN, enabled=False)
+    enabled = [install for install in plugins if install.enabled]
+    has_data = os.path.isdir(theirs) and not _same_path(theirs, ctx.data_dir)
+    present = has_data or bool(plugins)
+    found = []
+    raw_dir = os.environ.get(settings.ENV_PREFIX + "DATA_DIR")
+    if raw_dir and _same_path(ctx.data_dir, theirs):
+        found.append(Check("CLAUDE_MEM_DATA_DIR", PROBLEM, f"points at {theirs}, the original claude-mem's data dir: "
+                           f"both would keep {DB_FILENAME} and settings.json there",
+                           "unset CLAUDE_MEM_DATA_DIR (ours defaults to ~/.claude-mem-py)"))
+    elif raw_dir and present:
+        found.append(Check("CLAUDE_MEM_DATA_DIR", PROBLEM, f"is set ({raw_dir}) and the original claude-mem reads it "
+                           f"too: both would keep {DB_FILENAME} there", "unset it (ours defaults to ~/.claude-mem-py), "
+                           "or remove one of the two"))
+    their_dir = str(their_settings.get("CLAUDE_MEM_DATA_DIR") or "")
+    if their_dir and _same_path(their_dir, ctx.data_dir):
+        found.append(Check("original claude-mem", PROBLEM, f"its settings.json puts its data in our data dir "
+                           f"({ctx.data_dir})", f"change CLAUDE_MEM_DATA_DIR in {theirs}/settings.json"))
+    found.extend(_port_checks(ctx, ports, present))
+    if not present:
+        return found + [Check("original claude-mem", OK, "not installed")]
+    what = [f"data in {theirs}" + _their_rows(theirs)] if has_data else []
+    what += [f"plugin {install.plugin_id} ({'enabled' if install.enabled else 'disabled'})" for install in plugins]
+    what += [f"a worker on its port {port}" for port in ports if _listening(port)]
+    found.append(Check("original claude-mem", INFO, "installed beside us: " + ", ".join(what) +
+                       "; it keeps its own memory (we never read or write it)"))
+    if enabled and (ctx.registration.ours_by_plugin or ctx.registration.ours_by_settings):
+        found.append(Check("original claude-mem", WARNING, f"{enabled[0].plugin_id} is enabled too: both capture every "
+                           "session (two observers, twice the cost, two memories injected)",
+                           f"`claude plugin disable {enabled[0].plugin_id}`, or remove ours"))
+    return found
+
+
+def _their_rows(theirs: str) -> str:
+    count = checkup.count_rows(os.path.join(theirs, DB_FILENAME), "observations")
+    return f" ({count} observations)" if count is not None else ""
+
+
+def _port_checks(ctx: Context, ports: list[int], present: bool) -> list[Check]:
+    raw = os.environ.get(settings.ENV_PREFIX + "WORKER_PORT")
+    ours = ctx.values.get("worker_port")
+    ours = settings.default_port() if ours is None else int(ours)
+    if ours in ports:
+        source = "CLAUDE_MEM_WORKER_PORT" if raw else "the worker_port setting"
+        return [Check("CLAUDE_MEM_WORKER_PORT", PROBLEM, f"our worker port {ours} (from {source}) is the original "
+                      "claude-mem's: one of the two workers cannot start",
+                      f"unset it, or `claude-mem settings set worker_port {settings.default_port()}`")]
+    if raw and ours != 0 and present:
+        return [Check("CLAUDE_MEM_WORKER_PORT", PROBLEM, f"is set ({raw}) and the original claude-mem reads it too: "
+                      f"both workers would want port {ours}", f"unset it and `claude-mem settings set worker_port {ours}`"
+                      " (our settings.json is ours alone)")]
+    return []
