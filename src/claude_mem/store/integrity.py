@@ -18,6 +18,9 @@ from claude_mem.store.transaction import transaction
 log = logging.getLogger("claude_mem.store")
 
 INDEXES = tuple(f"{table}_fts" for table in FTS_COLUMNS)
+# What a damaged FTS5 index raises: SQLite's errors, or MemoryError when a garbled segment claims a
+# huge size (seen in about 1 of 70 random damages).
+DAMAGE = (sqlite3.DatabaseError, MemoryError)
 
 
 def broken_indexes(conn: sqlite3.Connection) -> list[str]:
@@ -26,7 +29,7 @@ def broken_indexes(conn: sqlite3.Connection) -> list[str]:
     for index in INDEXES:
         try:
             conn.execute(f"INSERT INTO {index} ({index}) VALUES ('integrity-check')")
-        except sqlite3.DatabaseError as exc:
+        except DAMAGE as exc:
             log.error("full-text index %s failed its integrity check: %s", index, exc)
             broken.append(index)
     return broken
@@ -41,7 +44,7 @@ def rebuild(conn: sqlite3.Connection, indexes: list[str]) -> None:
             try:
                 with transaction(conn):
                     conn.execute(f"INSERT INTO {index} ({index}) VALUES ('rebuild')")
-            except sqlite3.DatabaseError:
+            except DAMAGE:
                 conn.execute(f"DELETE FROM {index}_data")
                 conn.execute(f"DELETE FROM {index}_idx")
                 conn.executemany(f"INSERT INTO {index}_data (id, block) VALUES (?, ?)", _empty_index_rows())
@@ -75,7 +78,7 @@ def repair_indexes(conn: sqlite3.Connection) -> Repair:
         return Repair()
     try:
         rebuild(conn, broken)
-    except sqlite3.DatabaseError as exc:
+    except DAMAGE as exc:
         log.error("rebuilding %s failed: %s", ", ".join(broken), exc)
         return Repair(broken=broken, error=f"{type(exc).__name__}: {exc}")
     still = broken_indexes(conn)
