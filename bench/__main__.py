@@ -3,7 +3,7 @@ figure beside its budget on stderr, the whole JSON report on stdout.
 
 Options (words starting with `--`, and the value after `--data` or `--size`) are passed to every benchmark's
 `main`: `--quick` for shorter runs, `--json` for bare JSON, `--data FILE` for `locomo`, `--size N` (observations)
-for `search`.
+for `search` and `export`.
 """
 
 import importlib
@@ -96,6 +96,7 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
             found.append((f"LoCoMo prompt memory ({way})", f"evidence added {figures['evidence_added']}, "
                           f"unrelated answered {figures['unrelated_spoke']}", "", None))
     found += search_rows(report.get("search"))
+    found += export_rows(report.get("export"))
     worker = report.get("worker")
     if worker:
         found.append((f"capture: {worker['hook_calls']} hooks, 16 at a time", f"{worker['lost_events']} lost, "
@@ -142,6 +143,24 @@ def search_rows(search: dict | None) -> list[tuple[str, str, str, bool | None]]:
     memory = search["worker_memory"]
     found.append(("worker resident memory, model loaded", f"{memory['rss_mb']} MB (peak {memory['peak_rss_mb']} MB)",
                   f"≤ {memory['budget_mb']} MB", memory["rss_mb"] <= memory["budget_mb"]))
+    return found
+
+
+def export_rows(export: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    """The `export` benchmark's figures: export and import throughput, memory at 5× the rows, reproducibility."""
+    if not export:
+        return []
+    size, flat = f"{export['observations']:,}", export["memory_flat"]
+    found: list[tuple[str, str, str, bool | None]] = []
+    for name, baseline in (("export", "bare JSON dump"), ("import", "bare insert")):
+        figures = export[name]
+        found.append((f"{name} jsonl, {size} observations ({export['records']:,} records)",
+                      f"{figures['rows_per_s']:,} rows/s = {figures['ratio_to_bare']}× {baseline}", "", None))
+        growth = flat[f"{name}_growth"]
+        found.append((f"{name} jsonl, peak Python memory at {flat['small_observations']:,} → {size} observations",
+                      " → ".join(f"{mb} MB" for mb in flat[f"{name}_peak_mb"]), "flat (≤ 1.5×)", growth <= 1.5))
+    found.append(("export → import → export", "identical" if export["reexport_identical"] else "different",
+                  "identical", export["reexport_identical"]))
     return found
 
 

@@ -1,6 +1,8 @@
 """The `claude-mem` command line. Each concern lives in its own module and registers on the group."""
 
-from claude_mem.cli import hook as _hook  # noqa: F401  (importing a module registers its commands)
+from claude_mem.cli import exporting as _exporting  # noqa: F401  (importing a module registers its commands)
+from claude_mem.cli import hook as _hook  # noqa: F401
+from claude_mem.cli import importing as _importing  # noqa: F401
 from claude_mem.cli import install as _install  # noqa: F401
 from claude_mem.cli import mcp_cmd as _mcp  # noqa: F401
 from claude_mem.cli import queue as _queue  # noqa: F401

@@ -1,0 +1,45 @@
+"""`claude-mem export`: memory as versioned JSONL (docs/export-format.md), to stdout or a file."""
+
+import sys
+
+import click
+
+from claude_mem import settings
+from claude_mem.cli.group import cli
+from claude_mem.cli.recall import recall_errors
+from claude_mem.domain import parse_time
+from claude_mem.recall.common import resolve_project
+from claude_mem.recall.exporting import export_lines, write_atomically
+from claude_mem.store import db
+
+
+@cli.command("export")
+@click.option("--project", help="Only this project (key, display name or a path inside it).")
+@click.option("--since", help="Only rows stored at or after: 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w "
+                              "(with the sessions they belong to).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str),
+              help="Write to this file (whole or not at all) instead of stdout.")
+@recall_errors
+def export(project: str | None, since: str | None, output: str | None) -> None:
+    """Write memory as JSONL: sessions, prompts, observations and summaries, one per line.
+
+    The format is versioned and documented (docs/export-format.md); `claude-mem import jsonl`
+    reads it back, here or on another machine. Rows carry global ids, so re-importing adds
+    nothing twice. Exporting the same memory twice gives identical files. Forgotten rows are gone
+    and are not exported; the event queue, embeddings and settings are not part of it.
+    """
+    since_stamp = parse_time(since) if since else None
+    conn = db.connect(db.db_path(settings.data_dir()))
+    try:
+        key = resolve_project(conn, project)
+        lines = export_lines(conn, key, since_stamp)
+        if output:
+            count = write_atomically(output, lines)
+            click.echo(f"exported {count - 1} records to {output}", err=True)
+        else:
+            out = sys.stdout.buffer  # UTF-8 whatever the locale says
+            for line in lines:
+                out.write(line.encode("utf-8") + b"\n")
+            out.flush()
+    finally:
+        conn.close()

@@ -1,0 +1,229 @@
+"""The export format (docs/export-format.md, docs/export-format.schema.json), defined once: its name
+and version, the fields of every record type, and the two conversions — a stored row to a record
+(export) and a record back to a row, checked and redacted (import).
+
+A record names rows by their global `uid` (m006), never by a local integer id: a prompt, observation
+or summary names its session by the session's uid.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from claude_mem import __version__, privacy
+from claude_mem.domain import OBSERVATION_TYPES, SESSION_STATUSES, RecallError
+
+FORMAT = "claude-mem-export"
+VERSION = 1
+TOOL = "claude-mem-py"
+RECORD_TYPES = ("session", "prompt", "observation", "summary")
+MAX_INT = 2**63 - 1
+UID = re.compile(r"[0-9a-f]{32}")
+_CANONICAL_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+
+
+class FormatError(RecallError):
+    """The file as a whole cannot be read: not an export, or one of a newer format version."""
+
+
+class RecordError(RecallError):
+    """One record cannot be imported; the message says which field and why."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a record: its name there, the column it comes from, and what it holds.
+
+    Kinds: `uid`; `key` (an identifier kept as it is: project, paths, ids, hashes); `text` (free text,
+    redacted on import); `list` (of strings, redacted on import); `time`; `int`; `bool`; or
+    `enum` (one of `choices`).
+    """
+
+    name: str
+    kind: str
+    nullable: bool = False
+    column: str = ""
+    choices: tuple[str, ...] = ()
+    min_length: int = 0
+    max_length: int = 0
+
+    @property
+    def stored_as(self) -> str:
+        return self.column or self.name
+
+
+def _text(name: str, nullable: bool = False) -> Field:
+    return Field(name, "text", nullable)
+
+
+def _list(name: str) -> Field:
+    return Field(name, "list")
+
+
+def _int(name: str, nullable: bool = False) -> Field:
+    return Field(name, "int", nullable)
+
+
+def _time(name: str, nullable: bool = False) -> Field:
+    return Field(name, "time", nullable)
+
+
+def _key(name: str, nullable: bool = False, max_length: int = 4096, min_length: int = 0) -> Field:
+    return Field(name, "key", nullable, min_length=min_length, max_length=max_length)
+
+
+FIELDS: dict[str, tuple[Field, ...]] = {
+    "session": (
+        Field("uid", "uid"), _key("content_session_id", max_length=512, min_length=1), _key("project", min_length=1),
+        _key("cwd", True),
+        _text("title", True), Field("status", "enum", choices=SESSION_STATUSES), _key("observer_provider", True, 200),
+        _key("memory_session_id", True, 512), _time("started_at"), _time("ended_at", True), _time("last_activity_at"),
+        _time("last_injected_at", True),
+    ),
+    "prompt": (
+        Field("uid", "uid"), Field("session", "uid", column="session_uid"), _int("prompt_number"), _text("text"),
+        Field("private", "bool"), _time("created_at"),
+    ),
+    "observation": (
+        Field("uid", "uid"), Field("session", "uid", nullable=True, column="session_uid"), _key("project", min_length=1),
+        Field("observation_type", "enum", column="type", choices=OBSERVATION_TYPES), _text("title"),
+        _text("subtitle", True), _text("narrative"), _list("facts"), _list("concepts"), _list("files_read"),
+        _list("files_modified"), _int("prompt_number", True), _key("content_hash", max_length=256),
+        _int("input_tokens"), _int("output_tokens"), _int("fetch_count"), _time("created_at"),
+    ),
+    "summary": (
+        Field("uid", "uid"), Field("session", "uid", column="session_uid"), _key("project", min_length=1),
+        _int("prompt_number", True), _text("request"), _text("investigated"), _text("learned"), _text("completed"),
+        _text("next_steps"), _list("files_read"), _list("files_edited"), _text("notes"), _int("input_tokens"),
+        _int("output_tokens"), _time("created_at"),
+    ),
+}
+
+
+def header(counts: dict[str, int], as_of: str | None, project: str | None, since: str | None) -> dict:
+    """Line 1. Nothing in it says when or where the file was written, so two exports of the same
+    memory are byte-identical; `as_of` is the newest time among the exported rows."""
+    return {"type": "header", "format": FORMAT, "version": VERSION, "source": {"tool": TOOL, "version": __version__},
+            "as_of": canonical_time(as_of) if as_of else None, "filters": {"project": project, "since": since},
+            "counts": {kind: counts.get(kind, 0) for kind in ("sessions", "prompts", "observations", "summaries")}}
+
+
+def to_record(kind: str, row: dict) -> dict:
+    """A stored row (column -> value, children naming their session by `session_uid`) as a record."""
+    record: dict[str, object] = {"type": kind}
+    for spec in FIELDS[kind]:
+        value = row[spec.stored_as]
+        if value is not None:
+            if spec.kind == "bool":
+                value = bool(value)
+            elif spec.kind == "time":
+                value = canonical_time(str(value)) or value
+        record[spec.name] = value
+    return record
+
+
+def check_header(value: object) -> dict:
+    """The header of a file, or FormatError: not an export, or one this version cannot read."""
+    if not isinstance(value, dict) or value.get("type") != "header" or value.get("format") != FORMAT:
+        raise FormatError(f"not a {FORMAT} file (line 1 is not its header)")
+    version = value.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise FormatError(f"its header has no valid format version ({str(version)[:20]!r})")
+    if version > VERSION:
+        raise FormatError(f"it is format version {version}, written by a newer claude-mem; this one"
+                          f" ({__version__}) reads version {VERSION}: upgrade claude-mem to import it")
+    return value
+
+
+def from_record(value: object) -> tuple[str, dict]:
+    """(kind, row) of a record: checked field by field, free text redacted. RecordError when it is bad."""
+    if not isinstance(value, dict):
+        raise RecordError(f"a record must be a JSON object, not {type(value).__name__}")
+    kind = value.get("type")
+    if kind == "header":
+        raise RecordError("a second header")
+    if kind not in FIELDS:
+        raise RecordError(f"unknown record type {str(kind)[:40]!r}")
+    row: dict[str, object] = {}
+    for spec in FIELDS[kind]:
+        if spec.name not in value:
+            raise RecordError(f"{kind} has no `{spec.name}`")
+        row[spec.stored_as] = _checked(kind, spec, value[spec.name])
+    # Every free text of the record read as one document, as a capture's payload is: a secret or a
+    # <private> span split across fields is seen whole, and one pass costs far less than one a field.
+    # A list, not a dict: the field names are ours, and cleaning each key costs as much as the text.
+    names = [spec.stored_as for spec in FIELDS[kind] if spec.kind in ("text", "list")]
+    cleaned = privacy.clean_tree([row[name] for name in names])
+    assert isinstance(cleaned, list)
+    row.update(zip(names, cleaned))
+    if kind == "prompt":
+        row["private"] = int(bool(row["private"]))
+        if row["private"]:
+            row["text"] = ""  # a private prompt keeps its place in the turn, never its text
+    return kind, row
+
+
+def _checked(kind: str, spec: Field, value: object) -> object:
+    where = f"{kind} `{spec.name}`"
+    if value is None:
+        if spec.nullable:
+            return None
+        raise RecordError(f"{where} must not be null")
+    if spec.kind == "int":
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_INT:
+            raise RecordError(f"{where} must be a whole number from 0 to {MAX_INT}")
+        return value
+    if spec.kind == "bool":
+        if not isinstance(value, bool):
+            raise RecordError(f"{where} must be true or false")
+        return value
+    if spec.kind == "list":
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise RecordError(f"{where} must be a list of strings")
+        return [_valid_text(where, item) for item in value]
+    if not isinstance(value, str):
+        raise RecordError(f"{where} must be a string")
+    text = _valid_text(where, value)
+    if spec.kind == "uid" and not UID.fullmatch(text):
+        raise RecordError(f"{where} must be 32 lowercase hexadecimal characters")
+    if spec.kind == "enum" and text not in spec.choices:
+        raise RecordError(f"{where} must be one of {', '.join(spec.choices)} (not {text[:40]!r})")
+    if spec.kind == "time":
+        moment = canonical_time(text)
+        if moment is None:
+            raise RecordError(f"{where} is not an ISO 8601 time ({text[:40]!r})")
+        return moment
+    if spec.kind == "key" and not spec.min_length <= len(text) <= spec.max_length:
+        raise RecordError(f"{where} must be {spec.min_length} to {spec.max_length} characters long")
+    return text
+
+
+def _valid_text(where: str, text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RecordError(f"{where} holds text that is not Unicode (a lone surrogate)") from None
+    return text
+
+
+def canonical_time(text: str) -> str | None:
+    """A time in the store's format (UTC, milliseconds, `Z`); a time without an offset is UTC, as
+    SQLite writes it. None when `text` is not an ISO 8601 time."""
+    if _CANONICAL_TIME.fullmatch(text):
+        return text
+    if len(text) > 40:
+        return None
+    try:
+        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    try:
+        moment = moment.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        return None
+    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:"
+            f"{moment.second:02d}.{moment.microsecond // 1000:03d}Z")
