@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
         if arg.startswith("--") or (index and argv[index - 1] in VALUE_OPTIONS):
             options.append(arg)
         else:
-            names.append(arg)
+            names.append(arg.replace("-", "_"))  # `import-transcripts` runs bench_import_transcripts
     wanted = names or available
     unknown = [name for name in wanted if name not in available]
     if unknown:
@@ -97,6 +97,13 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
                           f"unrelated answered {figures['unrelated_spoke']}", "", None))
     found += search_rows(report.get("search"))
     found += export_rows(report.get("export"))
+    transcripts = report.get("import_transcripts")
+    if transcripts:
+        figures, flat = transcripts["import"], transcripts["memory_flat"]
+        found.append((f"import transcripts, {transcripts['events']:,} events in {transcripts['sessions']} sessions",
+                      f"{figures['events_per_s']} events/s = {figures['ratio_to_bare']}× bare parse+insert", "", None))
+        found.append(("import transcripts, peak Python memory (1/5 corpus → full)",
+                      f"{flat['import_peak_mb'][0]} → {flat['import_peak_mb'][1]} MB", "flat", flat["growth"] <= 1.5))
     worker = report.get("worker")
     if worker:
         found.append((f"capture: {worker['hook_calls']} hooks, 16 at a time", f"{worker['lost_events']} lost, "

@@ -34,6 +34,7 @@ RANKS = {
     "store": 3,  # the only SQL
     "index": 4,  # search behind one interface
     "observer": 5, "recall": 5,
+    "importers": 5.5,  # foreign history through capture into the store; the dry run renders as the observer does
     "worker": 6,
     "hooks": 7, "mcp_server": 7,
     "cli": 8,

@@ -194,6 +194,39 @@ def event_name(hook: str, payload: dict) -> str:
     return event
 
 
+def excluded(project: str, cwd: str, globs: list) -> bool:
+    """Whether a project (or the cwd inside it) matches one of the `excluded_projects` globs."""
+    if not globs:
+        return False
+    from fnmatch import fnmatch
+
+    for pattern in globs:
+        pattern = os.path.expanduser(str(pattern))
+        if fnmatch(project, pattern) or (cwd and fnmatch(cwd, pattern)):
+            return True
+    return False
+
+
+def capture_record(hook: str, payload: dict, config: dict, env: dict) -> dict:
+    """The capture record for one decoded payload under the user's settings: Unregistered for a tool
+    in `skip_tools` or a project in `excluded_projects`, BadInput for a payload we cannot store.
+
+    The one gate shared by the hooks and the transcript importer, so both keep and clean exactly
+    the same. `env` supplies `CLAUDE_PROJECT_DIR` (the session's start directory) as Claude Code
+    sets it for hooks."""
+    event = event_name(hook, payload)
+    tool_name = payload.get("tool_name")
+    if event in ("PostToolUse", "PostToolUseFailure") and isinstance(tool_name, str) and tool_name in config["skip_tools"]:
+        raise Unregistered(f"{tool_name} is in skip_tools")
+    from claude_mem.project import project_for
+
+    cwd = str(payload["cwd"]) if isinstance(payload.get("cwd"), str) else ""
+    project = project_for(cwd or None, env)
+    if excluded(project, cwd, config["excluded_projects"]):
+        raise Unregistered("the project is in excluded_projects")
+    return build_record(hook, payload, project, int(config["max_field_chars"]))
+
+
 def build_record(hook: str, payload: dict, project: str, limit: int) -> dict:
     """The capture record for one payload, or BadInput / Unregistered."""
     event = event_name(hook, payload)

@@ -83,18 +83,6 @@ def _mark_turn(data_dir: str, record: dict) -> None:
             pass
 
 
-def _excluded(project: str, cwd: str, globs: list) -> bool:
-    if not globs:
-        return False
-    from fnmatch import fnmatch
-
-    for pattern in globs:
-        pattern = os.path.expanduser(str(pattern))
-        if fnmatch(project, pattern) or (cwd and fnmatch(cwd, pattern)):
-            return True
-    return False
-
-
 def _bad_input(hook: str, data_dir: str, raw: bytes, problem: str) -> int:
     copy = diagnostics.quarantine(data_dir, hook, raw)
     where = f"; copy in {copy}" if copy else ""
@@ -149,24 +137,18 @@ def handle(hook: str, raw: bytes, env: dict) -> int:
         return _bad_input(hook, data_dir, raw, str(exc))
     except Unregistered:
         return 0
-    config = settings.load(data_dir)
-    tool_name = incoming.get("tool_name")
-    if event in ("PostToolUse", "PostToolUseFailure") and isinstance(tool_name, str) and tool_name in config["skip_tools"]:
-        return 0
-    from claude_mem.project import project_for
-
-    cwd = str(incoming["cwd"]) if isinstance(incoming.get("cwd"), str) else ""
-    project = project_for(cwd or None, env)
-    if _excluded(project, cwd, config["excluded_projects"]):
-        return 0
     kind = payload.EVENT_KINDS[event]
     session_id = incoming.get("session_id")
     if kind in TURN_KINDS and isinstance(session_id, str) and os.path.exists(private_marker(data_dir, session_id)):
         return 0
-    try:
-        record = payload.build_record(hook, incoming, project, int(config["max_field_chars"]))
+    config = settings.load(data_dir)
+    try:  # skip_tools, excluded_projects, cleaning: shared with the transcript importer
+        record = payload.capture_record(hook, incoming, config, env)
+    except Unregistered:
+        return 0
     except BadInput as exc:
         return _bad_input(hook, data_dir, raw, str(exc))
+    cwd = str(record["cwd"] or "")
     if kind == "prompt":
         _mark_turn(data_dir, record)
     outcome, conn = _store(data_dir, record, hook)
