@@ -24,8 +24,10 @@ def project(tmp_path):
 
 
 def server_env(data_dir, **extra: str) -> dict[str, str]:
-    """What a stdio server gets: a small inherited environment (the SDK passes few variables) plus ours."""
-    return {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "CLAUDE_MEM_DATA_DIR": str(data_dir), **extra}
+    """What a stdio server gets: a small inherited environment (the SDK passes few variables) plus ours.
+    Autostart off: a launcher that finds no environment would start building one (and a worker)."""
+    return {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "CLAUDE_MEM_DATA_DIR": str(data_dir),
+            "CLAUDE_MEM_AUTOSTART": "false", **extra}
 
 
 def session(command: str, args: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], str, str]:
