@@ -104,10 +104,12 @@ def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
 def search(query: str, project: str | None, types: str | None, since: str | None, until: str | None,
            file: str | None, concept: str | None, kinds: tuple[str, ...], mode: str, limit: int, offset: int,
            order: str, as_json: bool) -> None:
-    """Search memory with full-text ranking (BM25).
+    """Search memory by words and by meaning.
 
-    Several words match any of them, best matches first; "quoted words" match as a phrase and
-    a trailing * matches a prefix (auth*). Then `claude-mem show ID` prints one in full.
+    The default `--mode hybrid` (where embeddings exist) ranks by both: full-text BM25 over the
+    query's content words and closeness of meaning. `--mode keyword`: words only ("quoted words"
+    match as a phrase, a trailing * matches a prefix: auth*); `--mode semantic`: meaning only.
+    Then `claude-mem show ID` prints one in full.
     """
     if not query.strip():
         raise RecallError("empty query: give one or more words to search for")
