@@ -18,8 +18,10 @@ def import_group() -> None:
     """
 
 
+from claude_mem.cli.import_claude_mem import claude_mem_cmd  # noqa: E402
 from claude_mem.cli.import_jsonl import jsonl  # noqa: E402
 from claude_mem.cli.import_transcripts import transcripts_cmd  # noqa: E402
 
+import_group.add_command(claude_mem_cmd)
 import_group.add_command(jsonl)
 import_group.add_command(transcripts_cmd)

@@ -1,0 +1,177 @@
+"""The original (TypeScript) claude-mem's database, read for `claude-mem import claude-mem`.
+
+Opened read-only (`mode=ro`): nothing here can write to it, whether or not its worker runs. Its
+schema is checked before anything is read: the tables and columns an import maps, named when
+missing. Rows are streamed one session at a time, with the prompts, observations and summaries that
+belong to it, inside one read transaction (a worker writing meanwhile changes nothing we see).
+
+Rows come out as plain dicts keyed by the original's column names.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from urllib.parse import quote
+
+from claude_mem.domain import RecallError
+from claude_mem.store.portable import snapshot
+
+__all__ = ["ForeignError", "counts", "describe", "observations_of", "open_readonly", "orphans", "project_names",
+           "prompts_of", "sessions", "snapshot", "summaries_of"]
+
+# How long a read waits for a lock its worker holds (a write in rollback-journal mode blocks readers).
+BUSY_MS = 5_000
+
+# What an import reads, by table. Columns the original added later (and may lack) are OPTIONAL.
+REQUIRED = {
+    "sdk_sessions": ("id", "content_session_id", "memory_session_id", "project", "started_at", "started_at_epoch",
+                     "completed_at", "completed_at_epoch", "status"),
+    "user_prompts": ("id", "session_db_id", "content_session_id", "prompt_number", "prompt_text", "created_at",
+                     "created_at_epoch"),
+    "observations": ("id", "memory_session_id", "project", "type", "title", "subtitle", "facts", "narrative",
+                     "concepts", "files_read", "files_modified", "prompt_number", "created_at", "created_at_epoch"),
+    "session_summaries": ("id", "memory_session_id", "project", "request", "investigated", "learned", "completed",
+                          "next_steps", "files_read", "files_edited", "notes", "prompt_number", "created_at",
+                          "created_at_epoch"),
+}
+OPTIONAL = {"sdk_sessions": ("custom_title",), "observations": ("text",)}
+# Tables only our own database has: a file holding them is a claude-mem-py store, not the original's.
+OURS = ("pending_events", "observation_sources")
+
+
+class ForeignError(RecallError):
+    """The original's database cannot be read: missing, not SQLite, not its schema, or locked."""
+
+
+def open_readonly(path: str, busy_ms: int | None = None) -> tuple[sqlite3.Connection, dict[str, tuple[str, ...]]]:
+    """The original's database opened read-only, and the optional columns it has (table -> names).
+
+    ForeignError, with one line that says what is wrong, when it cannot be read as the original's.
+    """
+    busy_ms = BUSY_MS if busy_ms is None else busy_ms
+    if not os.path.exists(path):
+        raise ForeignError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise ForeignError(f"{path}: a directory, not a database file")
+    try:
+        conn = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=busy_ms / 1000,
+                               isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise ForeignError(f"{path}: cannot be opened ({exc})") from None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+        optional = _check_schema(conn, path)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise ForeignError(f"{path}: {describe(exc)}") from None
+    except ForeignError:
+        conn.close()
+        raise
+    return conn, optional
+
+
+def describe(exc: sqlite3.Error) -> str:
+    """What a SQLite error means for someone importing the original's database."""
+    text = str(exc)
+    if "not a database" in text or "malformed" in text:
+        return f"not a readable SQLite database ({text})"
+    if "locked" in text or "busy" in text:
+        return (f"locked by another program ({text}): the original claude-mem's worker is writing to it; wait for it"
+                " to finish, or stop that worker, and run the import again")
+    return f"cannot be read ({text})"
+
+
+def _check_schema(conn: sqlite3.Connection, path: str) -> dict[str, tuple[str, ...]]:
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if all(name in tables for name in OURS):
+        raise ForeignError(f"{path}: this is a claude-mem-py database, not the original claude-mem's; to move memory "
+                           "between two of ours use `claude-mem export` and `claude-mem import jsonl`")
+    missing: list[str] = []
+    optional: dict[str, tuple[str, ...]] = {}
+    for table, needed in REQUIRED.items():
+        if table not in tables:
+            missing.append(f"table {table}")
+            continue
+        columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        missing += [f"{table}.{name}" for name in needed if name not in columns]
+        optional[table] = tuple(name for name in OPTIONAL.get(table, ()) if name in columns)
+    if missing:
+        raise ForeignError(f"{path}: not the original claude-mem's database (missing {', '.join(missing)}); nothing "
+                           "imported")
+    return optional
+
+
+def _select(table: str, optional: dict[str, tuple[str, ...]], alias: str) -> str:
+    present = optional.get(table, ())
+    names = [f"{alias}.{name}" for name in REQUIRED[table]]
+    names += [f"{alias}.{name}" if name in present else f"NULL AS {name}" for name in OPTIONAL.get(table, ())]
+    return ", ".join(names)
+
+
+def _dicts(cursor: sqlite3.Cursor) -> Iterator[dict]:
+    names = [column[0] for column in cursor.description]
+    for values in cursor:
+        yield dict(zip(names, values))
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Rows of each table an import reads."""
+    return {table: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in REQUIRED}
+
+
+def project_names(conn: sqlite3.Connection) -> list[str]:
+    """Every project name (the folder's basename) its sessions, observations and summaries use, sorted."""
+    return [row[0] for row in conn.execute(
+        "SELECT project FROM sdk_sessions UNION SELECT project FROM observations"
+        " UNION SELECT project FROM session_summaries ORDER BY 1")]
+
+
+def sessions(conn: sqlite3.Connection, optional: dict[str, tuple[str, ...]]) -> Iterator[dict]:
+    """Its sessions, oldest row first."""
+    return _dicts(conn.execute(f"SELECT {_select('sdk_sessions', optional, 's')} FROM sdk_sessions s ORDER BY s.id"))
+
+
+def prompts_of(conn: sqlite3.Connection, session: dict) -> list[dict]:
+    """The session's prompts: those naming its row, or (with no row named) its Claude Code id."""
+    return list(_dicts(conn.execute(
+        f"SELECT {_select('user_prompts', {}, 'p')} FROM user_prompts p WHERE p.session_db_id = ?"
+        " UNION ALL "
+        f"SELECT {_select('user_prompts', {}, 'p')} FROM user_prompts p"
+        " WHERE p.session_db_id IS NULL AND p.content_session_id = ? ORDER BY 4, 1",
+        (session["id"], session["content_session_id"]))))
+
+
+def observations_of(conn: sqlite3.Connection, session: dict, optional: dict[str, tuple[str, ...]]) -> list[dict]:
+    """The session's observations (by its observer's id), oldest row first."""
+    if session["memory_session_id"] is None:
+        return []
+    return list(_dicts(conn.execute(
+        f"SELECT {_select('observations', optional, 'o')} FROM observations o WHERE o.memory_session_id = ?"
+        " ORDER BY o.id", (session["memory_session_id"],))))
+
+
+def summaries_of(conn: sqlite3.Connection, session: dict) -> list[dict]:
+    """The session's summaries (by its observer's id), oldest row first."""
+    if session["memory_session_id"] is None:
+        return []
+    return list(_dicts(conn.execute(
+        f"SELECT {_select('session_summaries', {}, 'm')} FROM session_summaries m WHERE m.memory_session_id = ?"
+        " ORDER BY m.id", (session["memory_session_id"],))))
+
+
+def orphans(conn: sqlite3.Connection) -> dict[str, int]:
+    """Rows that belong to no session of it (an import cannot place them): table -> count."""
+    found = {
+        "user_prompts": conn.execute(
+            "SELECT COUNT(*) FROM user_prompts p WHERE CASE WHEN p.session_db_id IS NULL"
+            " THEN NOT EXISTS (SELECT 1 FROM sdk_sessions s WHERE s.content_session_id = p.content_session_id)"
+            " ELSE NOT EXISTS (SELECT 1 FROM sdk_sessions s WHERE s.id = p.session_db_id) END"
+        ).fetchone()[0],
+    }
+    for table in ("observations", "session_summaries"):
+        found[table] = conn.execute(
+            f"SELECT COUNT(*) FROM {table} r WHERE NOT EXISTS"
+            " (SELECT 1 FROM sdk_sessions s WHERE s.memory_session_id = r.memory_session_id)").fetchone()[0]
+    return found
