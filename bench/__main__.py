@@ -3,7 +3,7 @@ figure beside its budget on stderr, the whole JSON report on stdout.
 
 Options (words starting with `--`, and the value after `--data` or `--size`) are passed to every benchmark's
 `main`: `--quick` for shorter runs, `--json` for bare JSON, `--data FILE` for `locomo`, `--size N` (observations)
-for `search` and `export`.
+for `search`, `export` and `import-claude-mem`.
 """
 
 import importlib
@@ -103,6 +103,13 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
         found.append((f"import transcripts, {transcripts['events']:,} events in {transcripts['sessions']} sessions",
                       f"{figures['events_per_s']} events/s = {figures['ratio_to_bare']}× bare parse+insert", "", None))
         found.append(("import transcripts, peak Python memory (1/5 corpus → full)",
+                      f"{flat['import_peak_mb'][0]} → {flat['import_peak_mb'][1]} MB", "flat", flat["growth"] <= 1.5))
+    original = report.get("import_claude_mem")
+    if original:
+        figures, flat = original["import"], original["memory_flat"]
+        found.append((f"import claude-mem (the original's DB), {original['observations']:,} observations",
+                      f"{figures['rows_per_s']:,} rows/s = {figures['ratio_to_bare']}× bare insert", "", None))
+        found.append(("import claude-mem, peak Python memory (1/5 DB → full)",
                       f"{flat['import_peak_mb'][0]} → {flat['import_peak_mb'][1]} MB", "flat", flat["growth"] <= 1.5))
     worker = report.get("worker")
     if worker:
