@@ -31,6 +31,8 @@ EXPECTED_TABLES = {
     "vectors": ["kind", "row_id", "model", "vector"],
     "shown": ["session_id", "observation_id"],
     "vector_generation": ["id", "generation"],
+    "projects": ["key", "remote", "first_seen"],
+    "project_aliases": ["alias", "project", "created_at"],
 }
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
@@ -40,6 +42,7 @@ EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "pro
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
     "summaries_project", "shown_observation", "sessions_uid", "prompts_uid", "observations_uid", "summaries_uid",
+    "projects_remote",
 }
 
 

@@ -218,13 +218,15 @@ def capture_record(hook: str, payload: dict, config: dict, env: dict) -> dict:
     tool_name = payload.get("tool_name")
     if event in ("PostToolUse", "PostToolUseFailure") and isinstance(tool_name, str) and tool_name in config["skip_tools"]:
         raise Unregistered(f"{tool_name} is in skip_tools")
-    from claude_mem.project import project_for
+    from claude_mem.project import identity
 
     cwd = str(payload["cwd"]) if isinstance(payload.get("cwd"), str) else ""
-    project = project_for(cwd or None, env)
+    project, remote = identity(cwd or None, env)  # the store maps a moved checkout to its first-known key
     if excluded(project, cwd, config["excluded_projects"]):
         raise Unregistered("the project is in excluded_projects")
-    return build_record(hook, payload, project, int(config["max_field_chars"]))
+    record = build_record(hook, payload, project, int(config["max_field_chars"]))
+    record["remote"] = remote
+    return record
 
 
 def build_record(hook: str, payload: dict, project: str, limit: int) -> dict:

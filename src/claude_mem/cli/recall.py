@@ -11,7 +11,6 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from claude_mem import project as projects
 from claude_mem import settings
 from claude_mem.cli.group import cli
 from claude_mem.cli.output import console, emit_json
@@ -26,6 +25,7 @@ from claude_mem.recall.records import get_many
 from claude_mem.recall.remember import remember as store_note
 from claude_mem.recall.timeline import timeline as run_timeline
 from claude_mem.store import db
+from claude_mem.store import projects as store_projects
 
 
 def recall_errors(command: Callable) -> Callable:
@@ -62,9 +62,9 @@ def current_project(conn: sqlite3.Connection, value: str | None) -> str:
             return resolve_project(conn, value) or value
         except RecallError:
             if os.path.isdir(value):
-                return projects.project_root(value)
+                return store_projects.project_of_path(conn, value)
             raise
-    return projects.project_for(os.getcwd())
+    return store_projects.project_here(conn, os.getcwd())
 
 
 def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],

@@ -166,7 +166,8 @@ def handle(hook: str, raw: bytes, env: dict) -> int:
         if hook == "user-prompt" and config["prompt_context"] and not record["private"]:
             from claude_mem.recall.prompt_context import user_prompt
 
-            related = user_prompt({"prompt": record["payload"].get("prompt"), "cwd": cwd, "session_id": session_id},
+            related = user_prompt({"prompt": record["payload"].get("prompt"), "cwd": cwd, "session_id": session_id,
+                                   "project": record["project"] if conn is not None else None},
                                   data_dir, config, env, conn)
             if related:
                 _stdout(related)

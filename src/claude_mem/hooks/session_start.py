@@ -9,7 +9,7 @@ shown to the user says so (`runtime.environment.session_notice`). Stdlib only.
 import sqlite3
 
 from claude_mem.recall import context
-from claude_mem.store import db
+from claude_mem.store import db, projects
 
 
 def build_output(conn: sqlite3.Connection | None, record: dict, settings: dict, incoming: dict | None = None) -> dict:
@@ -21,6 +21,8 @@ def build_output(conn: sqlite3.Connection | None, record: dict, settings: dict, 
     source = (incoming or {}).get("source")
     data_dir = str(settings.get("data_dir") or "")
     reader = conn if conn is not None else db.connect_readonly(db.db_path(data_dir), db.HOOK_BUSY_MS)
+    if conn is None:  # spooled: the store has not mapped a moved checkout to its project yet
+        project = projects.resolve(reader, project, record.get("remote"))
     try:
         result = context.inject(
             reader, project, source if isinstance(source, str) else "startup",

@@ -17,11 +17,11 @@ import os
 import sqlite3
 import sys
 
-from claude_mem import project as projects
 from claude_mem import settings
 from claude_mem.recall.context import observer_name
 from claude_mem.runtime import discovery
 from claude_mem.store import db
+from claude_mem.store import projects as store_projects
 from claude_mem.store import stats as store_stats
 
 BUSY_MS = 20
@@ -49,11 +49,11 @@ def line(raw: bytes, data_dir: str | None = None) -> str:
         values = settings.load(data_dir)
     except settings.SettingsError:
         values = dict(settings.DEFAULTS)
-    key = projects.project_for(_cwd(raw))
     conn = db.connect_readonly(db.db_path(data_dir), BUSY_MS)
     if conn is None:
         return "memory: starting (nothing stored yet)"
     try:
+        key = store_projects.project_here(conn, _cwd(raw))
         notes, queued, failed = store_stats.status_counts(conn, key)
     except sqlite3.Error:
         return "memory: busy"

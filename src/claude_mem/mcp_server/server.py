@@ -18,11 +18,11 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from claude_mem import __version__, paths, settings
-from claude_mem import project as projects
 from claude_mem.mcp_server import answers
 from claude_mem.recall.common import RecallError
 from claude_mem.recall.context import GET_TOOL, SEARCH_TOOL, TIMELINE_TOOL
 from claude_mem.store import db
+from claude_mem.store import projects as store_projects
 
 SERVER_NAME = "memory"
 BUSY_MS = 5_000
@@ -58,9 +58,9 @@ ProjectArg = Annotated[str | None, Field(
 AllProjectsArg = Annotated[bool, Field(description="Search every project instead of one.")]
 
 
-def here() -> str:
+def here(conn: sqlite3.Connection | None) -> str:
     """The project of the server's working directory (`CLAUDE_PROJECT_DIR` wins when set)."""
-    return projects.project_for(os.getcwd())
+    return store_projects.project_here(conn, os.getcwd())
 
 
 @contextmanager
@@ -124,7 +124,7 @@ def search(
     Example: search(query="sqlite lock timeout", types=["bugfix"], since="30d").
     """
     return _answer(lambda conn: answers.search_text(
-        conn, here(), query, project=project, all_projects=all_projects, types=types or (),
+        conn, here(conn), query, project=project, all_projects=all_projects, types=types or (),
         kinds=kinds or ("observation",), since=since, until=until, file=file, concept=concept, limit=limit,
         offset=offset, order=order, mode=mode))
 
@@ -143,7 +143,7 @@ def timeline(
     project; a time or words use this project unless told otherwise. Use it to understand the
     context of a search hit before fetching details with get_observations(ids=[...]).
     """
-    return _answer(lambda conn: answers.timeline_text(conn, here(), str(anchor), before, after, project,
+    return _answer(lambda conn: answers.timeline_text(conn, here(conn), str(anchor), before, after, project,
                                                       all_projects))
 
 

@@ -5,6 +5,7 @@ import sqlite3
 
 from claude_mem import project as projects
 from claude_mem.domain import RecallError, UnknownRecord, parse_ref, parse_time
+from claude_mem.store import projects as store_projects
 from claude_mem.store.context import known_projects
 
 __all__ = ["RecallError", "UnknownRecord", "display_map", "known_projects", "parse_ref", "parse_time",
@@ -22,7 +23,7 @@ def resolve_project(conn: sqlite3.Connection, value: str | None) -> str | None:
     if value in by_name:
         return by_name[value]
     # Only an existing path can lie inside a project; a mistyped name must not resolve to the cwd's.
-    root = projects.project_root(value) if os.path.exists(value) else None
+    root = store_projects.project_of_path(conn, value) if os.path.exists(value) else None
     if root in keys:
         return root
     matches = [key for key in keys if key.rstrip("/").endswith("/" + value.strip("/"))]

@@ -18,7 +18,6 @@ import math
 import os
 import sqlite3
 
-from claude_mem import project as projects
 from claude_mem import settings
 from claude_mem.index import fts
 from claude_mem.recall.context import GET_TOOL, local_time
@@ -26,6 +25,7 @@ from claude_mem.recall.sanitize import clean, estimate_tokens
 from claude_mem.runtime import discovery
 from claude_mem.store import context as store_context
 from claude_mem.store import db
+from claude_mem.store import projects as store_projects
 
 TITLE_CHARS = 110
 SUBTITLE_CHARS = 80
@@ -116,7 +116,7 @@ def user_prompt(payload: dict, data_dir: str | None = None, values: dict | None 
     limit = int(config.get("prompt_context_results") or 0)
     session = str(payload.get("session_id") or "")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
-    project = projects.project_for(cwd, env)
+    project = str(payload.get("project") or "") or store_projects.project_here(conn, cwd, env)
     rows = ask_worker(data_dir, project, prompt, session, limit, int(config.get("prompt_context_timeout_ms") or 0) / 1000)
     try:
         if rows is None:

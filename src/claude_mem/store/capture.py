@@ -10,7 +10,7 @@ import os
 import sqlite3
 
 from claude_mem.capture import diagnostics
-from claude_mem.store import db
+from claude_mem.store import db, projects
 
 _UPSERT_SESSION = """
 INSERT INTO sessions (content_session_id, project, cwd, started_at, last_activity_at)
@@ -22,10 +22,13 @@ ON CONFLICT (content_session_id) DO UPDATE SET
 """
 
 
-def _session_id(conn: sqlite3.Connection, record: dict) -> int:
-    """Create or touch the session; its project is fixed by the first event that creates it."""
+def _session_id(conn: sqlite3.Connection, record: dict, known: int | None) -> int:
+    """Create or touch the session (`known`: its id when it exists); its project is fixed by the first
+    event that creates it."""
     at = record["captured_at"]
     conn.execute(_UPSERT_SESSION, (record["content_session_id"], record["project"], record["cwd"] or None, at, at))
+    if known is not None:
+        return known
     row = conn.execute(
         "SELECT id FROM sessions WHERE content_session_id = ?", (record["content_session_id"],)
     ).fetchone()
@@ -56,12 +59,29 @@ def is_duplicate(conn: sqlite3.Connection, record: dict) -> bool:
     return bool(key) and conn.execute("SELECT 1 FROM pending_events WHERE event_key = ?", (key,)).fetchone() is not None
 
 
+def _settle_project(conn: sqlite3.Connection, record: dict) -> int | None:
+    """Set the record's project to its session's: the stored one, or for a new session the key its
+    checkout resolves to (`store.projects`: a moved or re-cloned checkout keeps its first-known key).
+    Returns the session's id when it exists."""
+    row = conn.execute(
+        "SELECT id, project FROM sessions WHERE content_session_id = ?", (record["content_session_id"],)
+    ).fetchone()
+    if row is not None:
+        record["project"] = row[1]
+        return int(row[0])
+    record["project"] = projects.register(conn, record["project"], record.get("remote"), record["captured_at"])
+    return None
+
+
 def apply_record(conn: sqlite3.Connection, record: dict) -> bool:
-    """Write the rows of one capture record; False when it added nothing (a duplicate, a private turn)."""
+    """Write the rows of one capture record; False when it added nothing (a duplicate, a private turn).
+
+    The record's `project` becomes the session's project key (what the session-start context shows)."""
+    known = _settle_project(conn, record)
     if is_duplicate(conn, record):
         return False
     kind = record["kind"]
-    session_id = _session_id(conn, record)
+    session_id = _session_id(conn, record, known)
     if kind == "session_start":
         return True
     payload = dict(record["payload"])

@@ -296,7 +296,37 @@ def m006_uids(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids]
+def m007_projects(conn: sqlite3.Connection) -> None:
+    """Project identity beyond a path: each project key with the normalised remote URL of its
+    repository (a checkout of the same remote elsewhere resolves to the first-known key) and when it
+    was first seen; aliases send a checkout path or a remote to another project (a moved checkout,
+    `projects merge`). Every key already stored becomes a project, first seen at its oldest row; its
+    remote is filled in the next time a session starts there."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE projects (
+            key TEXT PRIMARY KEY,
+            remote TEXT,
+            first_seen TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        ) WITHOUT ROWID;
+        CREATE INDEX projects_remote ON projects (remote, first_seen);
+        CREATE TABLE project_aliases (
+            alias TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        ) WITHOUT ROWID;
+        INSERT INTO projects (key, first_seen)
+            SELECT project, MIN(at) FROM (
+                SELECT project, started_at AS at FROM sessions
+                UNION ALL SELECT project, created_at FROM observations
+                UNION ALL SELECT project, created_at FROM summaries
+            ) GROUP BY project;
+        """,
+    )
+
+
+MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 
