@@ -100,6 +100,15 @@ def test_columns_survive_exactly(source, data_dir):
                                                          prompt["created_at"])
 
 
+def test_their_database_is_left_as_it_was(source, data_dir):
+    with open(source, "rb") as handle:
+        before = handle.read()
+    assert run(source).exit_code == 0
+    with open(source, "rb") as handle:
+        assert handle.read() == before
+    assert theirs(source).execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 240
+
+
 def test_reimport_adds_nothing(source, data_dir):
     assert run(source).exit_code == 0
     conn = ours(data_dir)

@@ -70,6 +70,10 @@ def claude_mem_cmd(database: str | None, maps: tuple[str, ...], dry_run: bool) -
     except sqlite3.Error as exc:
         raise click.ClickException(f"{path}: {foreign.describe(exc)}; the sessions imported so far are stored whole, "
                                    "run the same command again for the rest") from None
+    except KeyboardInterrupt:
+        click.echo("Interrupted: the sessions imported so far are stored whole; run the same command again to import "
+                   "the rest.", err=True)
+        raise SystemExit(130) from None
     finally:
         source.close()
         conn.close()
