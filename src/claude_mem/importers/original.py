@@ -26,6 +26,7 @@ from claude_mem.domain import OBSERVATION_TYPES, iso
 from claude_mem.recall import export_format
 from claude_mem.recall.export_format import RecordError
 from claude_mem.store import context, foreign, portable
+from claude_mem.store import projects as known
 from claude_mem.store.models import ParsedObservation
 from claude_mem.store.results import content_hash
 
@@ -102,13 +103,13 @@ def derived_uid(table: str, identity: str) -> str:
 
 
 def parse_maps(values: Sequence[str]) -> dict[str, str]:
-    """`NAME=PATH` options as name -> project key (the PATH's project root). ValueError when malformed."""
+    """`NAME=PATH` options as name -> absolute path. ValueError when malformed."""
     found: dict[str, str] = {}
     for value in values:
         name, sep, path = value.partition("=")
         if not sep or not name.strip() or not path.strip():
             raise ValueError(f"{value!r} is not NAME=PATH (the original's project name, then a folder)")
-        found[name.strip()] = projects.project_root(path.strip())
+        found[name.strip()] = os.path.abspath(os.path.expanduser(path.strip()))
     return found
 
 
@@ -139,12 +140,13 @@ def choose_projects(names: Sequence[str], maps: dict[str, str], known: Sequence[
 def run(source: sqlite3.Connection, optional: dict[str, tuple[str, ...]], conn: sqlite3.Connection, path: str,
         maps: dict[str, str], dry_run: bool = False,
         progress: Callable[[int], None] | None = None) -> Outcome:
-    """Import everything of `source` (opened by `foreign.open_readonly`) into `conn`; `progress` is told
-    how many of its rows have been read so far."""
+    """Import everything of `source` (opened by `foreign.open_readonly`) into `conn`, `maps` naming a
+    folder for some of its project names; `progress` is told how many of its rows have been read so far."""
     outcome = Outcome(path=path, dry_run=dry_run)
     with foreign.snapshot(source):
         names = foreign.project_names(source)
-        outcome.choices = choose_projects(names, maps, context.known_projects(conn))
+        keys = {name: known.project_of_path(conn, path) for name, path in maps.items()}  # as any --project PATH
+        outcome.choices = choose_projects(names, keys, context.known_projects(conn))
         outcome.unused_maps = sorted(set(maps) - set(names))
         for session in foreign.sessions(source, optional):
             children = (foreign.prompts_of(source, session), foreign.observations_of(source, session, optional),
