@@ -230,3 +230,84 @@ def test_every_surface_resolves_a_moved_checkout_alike(data_dir, tmp_path, env, 
 
     note(data_dir, str(first), "Statusline counts this note")
     assert statusline.line(json.dumps({"cwd": str(moved)}).encode(), str(data_dir)).startswith("memory: 1 note")
+
+
+# --- claude-mem projects / projects merge ----------------------------------------------------------
+
+def cli_run(*args: str, input: str | None = None):
+    from click.testing import CliRunner
+
+    from claude_mem.cli import cli
+
+    return CliRunner(env={"COLUMNS": "250"}).invoke(cli, list(args), input=input)
+
+
+@pytest.fixture
+def two_projects(data_dir, tmp_path, env):
+    """Two checkouts the user knows are one repository (an old mirror and the real remote), with memory."""
+    old = new_repo(tmp_path / "mirror" / "tool", "https://mirror.example.com/acme/tool.git")
+    new = new_repo(tmp_path / "src" / "tool-ng", "git@github.com:acme/tool.git")
+    start("old-1", old, env)
+    run_hook("user-prompt", {"session_id": "old-1", "transcript_path": "/t", "cwd": str(old),
+                             "hook_event_name": "UserPromptSubmit", "prompt": "fix the zebra parser"}, env=env)
+    note(data_dir, str(old), "Zebra parser rejects tabs")
+    start("new-1", new, env)
+    note(data_dir, str(new), "Release script signs wheels")
+    return old, new
+
+
+def test_projects_lists_keys_names_remotes_counts(two_projects):
+    old, new = two_projects
+    result = cli_run("projects", "--json")
+    assert result.exit_code == 0, result.output
+    listed = {row["key"]: row for row in json.loads(result.output)}
+    assert listed[str(old)]["remote"] == "mirror.example.com/acme/tool"
+    assert listed[str(old)]["name"] == "tool" and listed[str(new)]["name"] == "tool-ng"
+    assert (listed[str(old)]["sessions"], listed[str(old)]["observations"]) == (1, 1)
+    assert listed[str(new)]["last_activity"]
+    table = cli_run("projects")
+    assert table.exit_code == 0 and "github.com/acme/tool" in table.output and "tool-ng" in table.output
+
+
+def test_merge_needs_confirmation_and_refuses_without_a_terminal(two_projects, data_dir, monkeypatch):
+    old, new = two_projects
+    refused = cli_run("projects", "merge", "tool", "tool-ng")
+    assert refused.exit_code == 1 and "--yes" in refused.output
+    monkeypatch.setattr("claude_mem.cli.projects._interactive", lambda: True)
+    declined = cli_run("projects", "merge", "tool", "tool-ng", input="n\n")
+    assert declined.exit_code == 1 and "Aborted" in declined.output
+    assert "1 session, 1 prompt, 1 event, 1 observation, 0 summaries" in declined.output
+    assert session_project(data_dir, "old-1") == str(old)
+    accepted = cli_run("projects", "merge", "tool", "tool-ng", input="y\n")
+    assert accepted.exit_code == 0, accepted.output
+    assert session_project(data_dir, "old-1") == str(new)
+
+
+def test_merge_joins_memory_and_future_sessions_follow(two_projects, data_dir, tmp_path, env):
+    old, new = two_projects
+    result = cli_run("projects", "merge", str(old / "README"), str(new), "--yes")
+    assert result.exit_code == 0, result.output
+    assert f"into tool-ng ({new})" in result.output
+    assert {row[0] for row in rows(data_dir, "SELECT project FROM observations")} == {str(new)}
+    context = start("new-2", new, env)
+    assert "Zebra parser rejects tabs" in context and "Release script signs wheels" in context
+    assert session_project(data_dir, "new-2") == str(new)
+    start("old-2", old, env)
+    assert session_project(data_dir, "old-2") == str(new)
+    # A fresh clone of the old remote joins the merged project too.
+    reclone = new_repo(tmp_path / "again" / "tool", "https://user:pw@mirror.example.com/acme/tool")
+    start("again", reclone, env)
+    assert session_project(data_dir, "again") == str(new)
+    search = cli_run("search", "zebra", "--project", "tool-ng", "--json")
+    assert search.exit_code == 0 and "Zebra parser" in search.output
+    listed = json.loads(cli_run("projects", "--json").output)
+    assert [row["key"] for row in listed] == [str(new)]
+    assert listed[0]["aliases"] == sorted([str(old), str(reclone), "mirror.example.com/acme/tool"])
+
+
+def test_merge_of_unknown_or_identical_projects_is_a_clear_error(two_projects):
+    old, _new = two_projects
+    unknown = cli_run("projects", "merge", "nope", "tool-ng", "--yes")
+    assert unknown.exit_code == 1 and "unknown project 'nope'" in unknown.output
+    same = cli_run("projects", "merge", "tool", str(old), "--yes")
+    assert same.exit_code == 1 and "are the same project" in same.output

@@ -5,6 +5,7 @@ from claude_mem.cli import hook as _hook  # noqa: F401
 from claude_mem.cli import importing as _importing  # noqa: F401
 from claude_mem.cli import install as _install  # noqa: F401
 from claude_mem.cli import mcp_cmd as _mcp  # noqa: F401
+from claude_mem.cli import projects as _projects  # noqa: F401
 from claude_mem.cli import queue as _queue  # noqa: F401
 from claude_mem.cli import recall as _recall  # noqa: F401
 from claude_mem.cli import settings_cmd as _settings  # noqa: F401

@@ -73,3 +73,69 @@ def register(conn: sqlite3.Connection, root: str, remote: str | None, at: str) -
         conn.execute("INSERT INTO project_aliases (alias, project, created_at) VALUES (?, ?, ?)"
                      " ON CONFLICT (alias) DO NOTHING", (root, key, at))
     return key
+
+
+_LISTING = """
+WITH keys (key) AS (
+    SELECT key FROM projects UNION SELECT project FROM sessions
+    UNION SELECT project FROM observations UNION SELECT project FROM summaries
+)
+SELECT keys.key, p.remote, p.first_seen,
+    (SELECT COUNT(*) FROM sessions WHERE project = keys.key),
+    (SELECT COUNT(*) FROM observations WHERE project = keys.key),
+    (SELECT COUNT(*) FROM summaries WHERE project = keys.key),
+    max(coalesce((SELECT MAX(last_activity_at) FROM sessions WHERE project = keys.key), ''),
+        coalesce((SELECT MAX(created_at) FROM observations WHERE project = keys.key), ''))
+FROM keys LEFT JOIN projects p ON p.key = keys.key ORDER BY keys.key
+"""
+
+
+def listing(conn: sqlite3.Connection) -> list[dict]:
+    """Every project: key, remote, first_seen, sessions, observations, summaries, last_activity, aliases."""
+    aliases: dict[str, list[str]] = {}
+    for alias, key in conn.execute("SELECT alias, project FROM project_aliases ORDER BY alias"):
+        aliases.setdefault(key, []).append(alias)
+    return [
+        {"key": key, "remote": remote, "first_seen": first_seen, "sessions": sessions, "observations": observations,
+         "summaries": summaries, "last_activity": last or None, "aliases": aliases.get(key, [])}
+        for key, remote, first_seen, sessions, observations, summaries, last in conn.execute(_LISTING)
+    ]
+
+
+def merge_counts(conn: sqlite3.Connection, key: str) -> dict[str, int]:
+    """What `merge` would move out of project `key`, by kind of row."""
+    row = conn.execute(
+        "SELECT (SELECT COUNT(*) FROM sessions WHERE project = :key),"
+        " (SELECT COUNT(*) FROM prompts WHERE session_id IN (SELECT id FROM sessions WHERE project = :key)),"
+        " (SELECT COUNT(*) FROM pending_events WHERE session_id IN (SELECT id FROM sessions WHERE project = :key)),"
+        " (SELECT COUNT(*) FROM observations WHERE project = :key),"
+        " (SELECT COUNT(*) FROM summaries WHERE project = :key)",
+        {"key": key},
+    ).fetchone()
+    return dict(zip(("sessions", "prompts", "events", "observations", "summaries"), (int(n) for n in row)))
+
+
+def merge(conn: sqlite3.Connection, source: str, target: str, at: str) -> None:
+    """Make project `source` part of `target`, inside the caller's transaction: its sessions (with their
+    prompts and events), observations and summaries take `target`'s key (the search indexes and vectors
+    hold no project, so nothing else moves), and its path, its remote and its aliases resolve to
+    `target` from now on."""
+    names = {"source": source, "target": target, "at": at}
+    conn.execute("UPDATE sessions SET project = :target WHERE project = :source", names)
+    conn.execute("UPDATE observations SET project = :target WHERE project = :source", names)
+    conn.execute("UPDATE summaries SET project = :target WHERE project = :source", names)
+    conn.execute(
+        "INSERT INTO project_aliases (alias, project, created_at)"
+        " SELECT remote, :target, :at FROM projects WHERE key = :source AND remote IS NOT NULL"
+        " AND remote IS NOT (SELECT remote FROM projects WHERE key = :target)"
+        " ON CONFLICT (alias) DO UPDATE SET project = excluded.project", names)
+    conn.execute(
+        "INSERT INTO projects (key, remote, first_seen) SELECT :target, remote, first_seen FROM projects WHERE key = :source"
+        " ON CONFLICT (key) DO UPDATE SET remote = coalesce(projects.remote, excluded.remote),"
+        " first_seen = min(projects.first_seen, excluded.first_seen)", names)
+    conn.execute("INSERT INTO projects (key, first_seen) VALUES (:target, :at) ON CONFLICT (key) DO NOTHING", names)
+    conn.execute("UPDATE project_aliases SET project = :target WHERE project = :source", names)
+    conn.execute("INSERT INTO project_aliases (alias, project, created_at) VALUES (:source, :target, :at)"
+                 " ON CONFLICT (alias) DO UPDATE SET project = excluded.project", names)
+    conn.execute("DELETE FROM project_aliases WHERE alias = :target", names)
+    conn.execute("DELETE FROM projects WHERE key = :source", names)
