@@ -122,7 +122,8 @@ def original_checks(ctx: Context) -> list[Check]:
     what += [f"plugin {install.plugin_id} ({'enabled' if install.enabled else 'disabled'})" for install in plugins]
     what += [f"a worker on its port {port}" for port in ports if _listening(port)]
     found.append(Check("original claude-mem", INFO, "installed beside us: " + ", ".join(what) +
-                       "; it keeps its own memory (we never read or write it)"))
+                       "; it keeps its own memory (we never write it; `claude-mem import claude-mem`"
+                       " copies it into ours, read-only)"))
     if enabled and (ctx.registration.ours_by_plugin or ctx.registration.ours_by_settings):
         found.append(Check("original claude-mem", WARNING, f"{enabled[0].plugin_id} is enabled too: both capture every "
                            "session (two observers, twice the cost, two memories injected)",
