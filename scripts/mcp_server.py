@@ -49,11 +49,15 @@ def wait_for_tools(directory: str, window: float) -> None:
 
     from claude_mem.runtime import autostart, discovery, environment
 
-    deadline = time.monotonic() + window
-    autostart.ensure_worker(directory)  # off, starting (a hook's build runs) or bootstrapping (ours)
-    while time.monotonic() < deadline and not environment.tools_ready(directory):
-        if environment.state(directory)["state"] != "building" and not discovery.lock_held(directory):
-            return  # nothing is building it
+    began = time.monotonic()
+    outcome = autostart.ensure_worker(directory)
+    if not outcome.startswith(("bootstrapping", "starting")) and environment.state(directory)["state"] != "building":
+        return  # off, failed recently, or a worker that needs no venv: nothing will build it
+    while time.monotonic() - began < window and not environment.tools_ready(directory):
+        building = environment.state(directory)["state"] == "building"
+        # A build just handed the lock writes its progress within a moment; a worker never does.
+        if not building and (time.monotonic() - began > 3 or not discovery.lock_held(directory)):
+            return
         time.sleep(0.2)
 
 

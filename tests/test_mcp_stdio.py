@@ -6,10 +6,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from mcp import Client, StdioServerParameters
 
+from claude_mem.runtime import environment
 from conftest import REPO, require
 from mcp_support import make_data_dir_venv, seed
 
@@ -90,6 +92,24 @@ def test_launcher_without_mcp_or_venv_explains_in_one_line(data_dir, project):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("claude-mem: the MCP server needs the `mcp` package")
     assert os.path.join(str(data_dir), "venv") in lines[0]
+
+
+def test_launcher_after_a_failed_build_says_why_at_once(data_dir, project):
+    """Autostart on, but the venv build failed a moment ago: no retry for a while, so the launcher
+    must not wait out Claude Code's start-up window; its one line names the failure and the log."""
+    os.makedirs(data_dir)
+    with open(os.path.join(data_dir, environment.BOOTSTRAP_FAILED), "w") as handle:
+        handle.write("2026-11-23T10:00:00Z\n")
+    with open(environment.progress_path(str(data_dir)), "w") as handle:
+        json.dump({"stage": "tools", "error": "CalledProcessError: no network"}, handle)
+    began = time.monotonic()
+    result = subprocess.run([sys.executable, "-S", LAUNCHER], env=server_env(data_dir, CLAUDE_MEM_AUTOSTART="true"),
+                            cwd=project, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert time.monotonic() - began < 10
+    assert result.returncode == 1 and result.stdout == ""
+    [line] = result.stderr.strip().splitlines()
+    assert "build failed while installing the MCP server (memory tools): CalledProcessError: no network" in line
+    assert os.path.join(str(data_dir), "logs", "venv-build.log") in line
 
 
 def test_launcher_refuses_an_old_python_in_one_line():
