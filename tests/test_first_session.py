@@ -19,6 +19,7 @@ from conftest import IN_CI, REPO
 from fakes.anthropic_api import SEARCH_TOOL, FakeAnthropic
 from hook_support import rows
 from test_plugin_marketplace import fresh_clone, plugin_cli
+from test_worker_lifecycle import wait_for
 
 REAL_PIP_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "pip")  # read before HOME is isolated
 
@@ -30,16 +31,6 @@ def bare_python(directory: str) -> str:
     check = subprocess.run([python, "-c", "import mcp"], capture_output=True, timeout=60)
     assert check.returncode != 0, "the bare python3 must not have the mcp package"
     return python
-
-
-def wait_for(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 def tool_results(bodies: list[dict]) -> list[dict]:

@@ -54,7 +54,7 @@ def remove_info(data_dir: str, pid: int | None = None) -> None:
 
 
 def pid_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
     try:
         os.kill(pid, 0)

@@ -24,6 +24,7 @@ import time
 from claude_mem import __version__
 from claude_mem.capture import diagnostics
 from claude_mem.domain import utc_stamp
+from claude_mem.runtime import discovery
 
 VENV_DIRNAME = "venv"
 VENV_MARKER = ".claude-mem-version"
@@ -118,18 +119,6 @@ def _write_progress(directory: str, progress: dict) -> None:
     os.replace(temp, path)
 
 
-def _pid_alive(pid: object) -> bool:
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def state(directory: str, now: float | None = None) -> dict:
     """What is true of the venv now, for messages: {state, stage, label, elapsed, remaining, error,
     tools, log}. `state` is ready, building, failed, interrupted or absent."""
@@ -146,7 +135,7 @@ def state(directory: str, now: float | None = None) -> dict:
                 "label": STAGE_LABELS.get(str(stage), "")}
     if stage not in STAGES:
         return found
-    if not _pid_alive(progress.get("pid")):
+    if not discovery.pid_alive(progress.get("pid")):
         return {**found, "state": "interrupted", "stage": stage, "label": STAGE_LABELS[stage]}
     started = _number(progress.get("started"), now)
     stage_started = _number(progress.get("stage_started"), now)
@@ -188,8 +177,6 @@ def session_notice(directory: str) -> str | None:
     is, or when this interpreter needs none)."""
     if venv_ready(directory) or has_worker_packages():
         return None
-    from claude_mem.runtime import discovery
-
     found = state(directory)
     # The hook has just handed the lock to a build that has not written its progress yet.
     if found["state"] in ("absent", "interrupted") and discovery.lock_held(directory):
