@@ -31,14 +31,18 @@ def read_info(data_dir: str) -> dict | None:
     return info
 
 
-def write_info(data_dir: str, info: dict) -> None:
-    """Write worker.json atomically (readers never see half a file)."""
-    path = info_path(data_dir)
+def write_json(path: str, value: dict) -> None:
+    """Write `value` as JSON to `path` atomically (readers never see half a file)."""
     temp = "%s.%d.tmp" % (path, os.getpid())
     with open(temp, "w", encoding="utf-8") as handle:
-        json.dump(info, handle, indent=2, sort_keys=True)
+        json.dump(value, handle, indent=2, sort_keys=True)
         handle.write("\n")
     os.replace(temp, path)
+
+
+def write_info(data_dir: str, info: dict) -> None:
+    """Write worker.json atomically."""
+    write_json(info_path(data_dir), info)
 
 
 def remove_info(data_dir: str, pid: int | None = None) -> None:

@@ -111,12 +111,7 @@ def read_progress(directory: str) -> dict:
 
 
 def _write_progress(directory: str, progress: dict) -> None:
-    path = progress_path(directory)
-    temp = "%s.%d.tmp" % (path, os.getpid())
-    with open(temp, "w", encoding="utf-8") as handle:
-        json.dump(progress, handle, indent=2, sort_keys=True)
-        handle.write("\n")
-    os.replace(temp, path)
+    discovery.write_json(progress_path(directory), progress)
 
 
 def state(directory: str, now: float | None = None) -> dict:
