@@ -13,12 +13,10 @@ from rich.table import Table
 
 from claude_mem import paths, settings
 from claude_mem.cli.checks_claude import _original_settings, original_dir
-from claude_mem.cli.output import console
+from claude_mem.cli.output import console, echo_problems
 from claude_mem.importers import original
 from claude_mem.importers.original import Outcome
 from claude_mem.store import db, foreign
-
-SHOWN_PROBLEMS = 20
 
 
 def default_database() -> str:
@@ -113,10 +111,7 @@ def show(outcome: Outcome) -> None:
               f"{original.FALLBACK_TYPE}" for kind, count in sorted(outcome.retyped.items())]
     for note in notes:
         out.print(note, markup=False, soft_wrap=True)
-    for problem in outcome.problems[:SHOWN_PROBLEMS]:
-        click.echo(problem, err=True)
-    if len(outcome.problems) > SHOWN_PROBLEMS:
-        click.echo(f"… and {len(outcome.problems) - SHOWN_PROBLEMS} more", err=True)
+    echo_problems(outcome.problems)
     if outcome.incomplete:
         click.echo(f"{outcome.skipped} row(s) skipped, {outcome.emptied} field(s) imported empty; everything else "
                    f"was {'checked' if outcome.dry_run else 'imported'}", err=True)

@@ -9,12 +9,10 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.table import Table
 
 from claude_mem import settings
-from claude_mem.cli.output import console
+from claude_mem.cli.output import console, echo_problems
 from claude_mem.recall.export_format import FormatError
 from claude_mem.recall.importing import ImportReport, import_jsonl
 from claude_mem.store import db
-
-SHOWN_PROBLEMS = 20
 
 
 @click.command("jsonl")
@@ -56,10 +54,7 @@ def show(report: ImportReport) -> None:
     for name in report.added:
         table.add_row(name, str(report.added[name]), str(report.present[name]))
     console().print(table)
-    for problem in report.problems[:SHOWN_PROBLEMS]:
-        click.echo(problem, err=True)
-    if len(report.problems) > SHOWN_PROBLEMS:
-        click.echo(f"… and {len(report.problems) - SHOWN_PROBLEMS} more", err=True)
+    echo_problems(report.problems)
     if report.skipped:
         click.echo(f"{report.skipped} line(s) skipped; everything else was "
                    f"{'checked' if report.dry_run else 'imported'}", err=True)

@@ -14,6 +14,14 @@ def emit_json(value: object) -> None:
     click.echo(json.dumps(value, indent=2, sort_keys=True, default=str))
 
 
+def echo_problems(problems: list[str], shown: int = 20) -> None:
+    """Each problem on stderr: the first `shown`, then how many more."""
+    for problem in problems[:shown]:
+        click.echo(problem, err=True)
+    if len(problems) > shown:
+        click.echo(f"… and {len(problems) - shown} more", err=True)
+
+
 def human_bytes(size: int) -> str:
     amount = float(size)
     for unit in ("B", "KB", "MB", "GB"):
