@@ -4,7 +4,7 @@ dir, `CLAUDE_MEM_<KEY>` env overrides.
 Precedence is env > file > default. A bad value is refused when it is set (`update_file`); one already
 in the file or the environment is never used and never silent: `load` puts the next usable value in
 its place and `problems` says what was refused and why (`status`, `/health` and the viewer show it).
-Keys ending in `_api_key` or `_token` are secrets: masked in every display, never returned by an API.
+Keys ending in `_api_key`, `_token` or `_database_url` are secrets: masked in every display, never returned by an API.
 
 Stdlib only and import-light (the hooks read settings on every call): no typing, dataclasses or re.
 """
@@ -19,10 +19,11 @@ if TYPE_CHECKING:  # mypy only: the hooks never pay for `typing`
     from typing import Any
 
 ENV_PREFIX = "CLAUDE_MEM_"
-SECRET_SUFFIXES = ("_api_key", "_token")
+SECRET_SUFFIXES = ("_api_key", "_token", "_database_url")
 MASK = "********"
 LOG_LEVELS = ("debug", "info", "warning", "error")
 URL_SCHEMES = ("http://", "https://")
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 PORT_MAX = 65535
 
 
@@ -47,7 +48,7 @@ class Setting:
 
     def __init__(self, default: object, kind: str, description: str, *, minimum: "float | None" = None,
                  maximum: "float | None" = None, choices: "tuple[str, ...]" = (), optional: bool = False,
-                 url: bool = False) -> None:
+                 url: "bool | tuple[str, ...]" = False) -> None:
         self.default = default
         self.kind = kind
         self.description = description
@@ -55,7 +56,8 @@ class Setting:
         self.maximum = maximum
         self.choices = choices
         self.optional = optional  # None ("unset") is a valid value
-        self.url = url  # empty, or an http(s) URL
+        # empty, or a URL with one of these schemes (`url=True`: http or https)
+        self.url: tuple[str, ...] = URL_SCHEMES if url is True else url or ()
 
     def rule(self) -> str:
         """The constraint in words, for error messages."""
@@ -73,7 +75,7 @@ class Setting:
                 what += f" of at least {_plain(self.minimum)}"
             return what + (", or empty for unset" if self.optional else "")
         if self.url:
-            return "an http:// or https:// URL (or empty)"
+            return "an " + " or ".join(self.url) + " URL (or empty)"
         return "a string"
 
 
@@ -131,6 +133,18 @@ SETTINGS: dict[str, Setting] = {
     "prompt_context_tokens": _int(300, "Token budget of the memories added to a prompt.", 100_000, minimum=0),
     "prompt_context_timeout_ms": _int(300, "Longest wait for the worker's search by meaning before the prompt hook"
                                       " searches by keyword itself.", 10_000, minimum=0),
+    # team memory (DESIGN §12): nothing leaves this machine unless team_database_url and team_projects say so
+    "team_database_url": Setting("", "str", "PostgreSQL server of team memory, e.g. postgresql://user:password@host/db"
+                                 "?sslmode=verify-full&sslrootcert=/path/ca.pem (libpq options pass through); a secret."
+                                 " Empty turns team memory off.", url=POSTGRES_SCHEMES),
+    "team_projects": Setting([], "list", "Projects whose memory is shared through team_database_url: globs of project"
+                             " paths or repository remotes (github.com/acme/*). Nothing else leaves this machine."),
+    "team_author": Setting("", "str", "Name your shared memory carries; empty means git config user.name, else the"
+                           " login name."),
+    "team_share_prompts": Setting(False, "bool", "Share your prompts too (off: only sessions' metadata, observations"
+                                  " and summaries)."),
+    "team_sync_seconds": Setting(1.0, "float", "Seconds between two exchanges with the team server.", minimum=0.2,
+                                 maximum=3600),
 }
 
 # key -> (default, one-line description): the view most callers need.
@@ -227,7 +241,7 @@ def _convert(spec: Setting, value: object) -> object:
         if text not in spec.choices:
             raise ValueError(f"not {spec.rule()}")
         return text
-    if spec.url and text.strip() and not text.strip().lower().startswith(URL_SCHEMES):
+    if spec.url and text.strip() and not text.strip().lower().startswith(spec.url):
         raise ValueError(f"not {spec.rule()}")
     return text.strip() if spec.url else text
 

@@ -149,7 +149,7 @@ def m002_fts(conn: sqlite3.Connection) -> None:
         CREATE TRIGGER observations_fts_insert AFTER INSERT ON observations BEGIN
             INSERT INTO observations_fts (rowid, title, subtitle, narrative, facts, concepts) VALUES (new.id, new.title, new.subtitle, new.narrative, new.facts, new.concepts);
         END;
-        CREATE TRIGGER observations_fts_delete AFTER DELETE ON observations BEGIN
+        CREATE TRIGGER observations_fts_delete AFTER DELETE ON observations WHEN old.uid IS NOT NULL BEGIN
             INSERT INTO observations_fts (observations_fts, rowid, title, subtitle, narrative, facts, concepts) VALUES ('delete', old.id, old.title, old.subtitle, old.narrative, old.facts, old.concepts);
         END;
         CREATE TRIGGER observations_fts_update AFTER UPDATE OF title, subtitle, narrative, facts, concepts ON observations BEGIN
@@ -165,7 +165,7 @@ def m002_fts(conn: sqlite3.Connection) -> None:
         CREATE TRIGGER summaries_fts_insert AFTER INSERT ON summaries BEGIN
             INSERT INTO summaries_fts (rowid, request, investigated, learned, completed, next_steps, notes) VALUES (new.id, new.request, new.investigated, new.learned, new.completed, new.next_steps, new.notes);
         END;
-        CREATE TRIGGER summaries_fts_delete AFTER DELETE ON summaries BEGIN
+        CREATE TRIGGER summaries_fts_delete AFTER DELETE ON summaries WHEN old.uid IS NOT NULL BEGIN
             INSERT INTO summaries_fts (summaries_fts, rowid, request, investigated, learned, completed, next_steps, notes) VALUES ('delete', old.id, old.request, old.investigated, old.learned, old.completed, old.next_steps, old.notes);
         END;
         CREATE TRIGGER summaries_fts_update AFTER UPDATE OF request, investigated, learned, completed, next_steps, notes ON summaries BEGIN
@@ -181,7 +181,7 @@ def m002_fts(conn: sqlite3.Connection) -> None:
         CREATE TRIGGER prompts_fts_insert AFTER INSERT ON prompts BEGIN
             INSERT INTO prompts_fts (rowid, text) VALUES (new.id, new.text);
         END;
-        CREATE TRIGGER prompts_fts_delete AFTER DELETE ON prompts BEGIN
+        CREATE TRIGGER prompts_fts_delete AFTER DELETE ON prompts WHEN old.uid IS NOT NULL BEGIN
             INSERT INTO prompts_fts (prompts_fts, rowid, text) VALUES ('delete', old.id, old.text);
         END;
         CREATE TRIGGER prompts_fts_update AFTER UPDATE OF text ON prompts BEGIN
@@ -207,13 +207,13 @@ def m003_vectors(conn: sqlite3.Connection) -> None:
             vector BLOB NOT NULL,
             PRIMARY KEY (kind, row_id)
         ) WITHOUT ROWID;
-        CREATE TRIGGER observations_vector_delete AFTER DELETE ON observations BEGIN
+        CREATE TRIGGER observations_vector_delete AFTER DELETE ON observations WHEN old.uid IS NOT NULL BEGIN
             DELETE FROM vectors WHERE kind = 'observation' AND row_id = old.id;
         END;
-        CREATE TRIGGER summaries_vector_delete AFTER DELETE ON summaries BEGIN
+        CREATE TRIGGER summaries_vector_delete AFTER DELETE ON summaries WHEN old.uid IS NOT NULL BEGIN
             DELETE FROM vectors WHERE kind = 'summary' AND row_id = old.id;
         END;
-        CREATE TRIGGER prompts_vector_delete AFTER DELETE ON prompts BEGIN
+        CREATE TRIGGER prompts_vector_delete AFTER DELETE ON prompts WHEN old.uid IS NOT NULL BEGIN
             DELETE FROM vectors WHERE kind = 'prompt' AND row_id = old.id;
         END;
         CREATE TRIGGER observations_vector_update AFTER UPDATE OF title, subtitle, narrative ON observations BEGIN
@@ -326,7 +326,62 @@ def m007_projects(conn: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects]
+def m008_team(conn: sqlite3.Connection) -> None:
+    """Team memory (DESIGN §12). Each shared table gets `author` and `device` (NULL on this machine's
+    own rows, set on rows pulled from the team server) and `team_rev` (the server's revision: NULL
+    while a row of this machine is not pushed yet; a session that changes after its push goes back
+    to NULL). Every deleted row leaves a tombstone (its uid: forget is rare, and a row pushed just before
+    its deletion must not outlive it on the server), which the team service pushes to the server, so
+    every machine deletes it too, and then drops; `team_state` holds the cursors and counters."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE sessions ADD COLUMN author TEXT;
+        ALTER TABLE sessions ADD COLUMN device TEXT;
+        ALTER TABLE sessions ADD COLUMN team_rev INTEGER;
+        ALTER TABLE prompts ADD COLUMN author TEXT;
+        ALTER TABLE prompts ADD COLUMN device TEXT;
+        ALTER TABLE prompts ADD COLUMN team_rev INTEGER;
+        ALTER TABLE observations ADD COLUMN author TEXT;
+        ALTER TABLE observations ADD COLUMN device TEXT;
+        ALTER TABLE observations ADD COLUMN team_rev INTEGER;
+        ALTER TABLE summaries ADD COLUMN author TEXT;
+        ALTER TABLE summaries ADD COLUMN device TEXT;
+        ALTER TABLE summaries ADD COLUMN team_rev INTEGER;
+        CREATE INDEX sessions_unpushed ON sessions (project, id) WHERE team_rev IS NULL;
+        CREATE INDEX observations_unpushed ON observations (project, id) WHERE team_rev IS NULL;
+        CREATE INDEX summaries_unpushed ON summaries (project, id) WHERE team_rev IS NULL;
+        CREATE INDEX prompts_unpushed ON prompts (session_id, id) WHERE team_rev IS NULL;
+        CREATE TABLE team_tombstones (
+            uid TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            project TEXT NOT NULL,
+            deleted_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+        ) WITHOUT ROWID;
+        CREATE TABLE team_state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        CREATE TRIGGER sessions_team_tombstone AFTER DELETE ON sessions WHEN old.uid IS NOT NULL BEGIN
+            INSERT OR REPLACE INTO team_tombstones (uid, kind, project) VALUES (old.uid, 'session', old.project);
+        END;
+        CREATE TRIGGER observations_team_tombstone AFTER DELETE ON observations WHEN old.uid IS NOT NULL BEGIN
+            INSERT OR REPLACE INTO team_tombstones (uid, kind, project) VALUES (old.uid, 'observation', old.project);
+        END;
+        CREATE TRIGGER summaries_team_tombstone AFTER DELETE ON summaries WHEN old.uid IS NOT NULL BEGIN
+            INSERT OR REPLACE INTO team_tombstones (uid, kind, project) VALUES (old.uid, 'summary', old.project);
+        END;
+        CREATE TRIGGER prompts_team_tombstone AFTER DELETE ON prompts WHEN old.uid IS NOT NULL BEGIN
+            INSERT OR REPLACE INTO team_tombstones (uid, kind, project)
+            VALUES (old.uid, 'prompt', coalesce((SELECT project FROM sessions WHERE id = old.session_id), ''));
+        END;
+        CREATE TRIGGER sessions_team_changed AFTER UPDATE OF title, status, ended_at ON sessions
+            WHEN old.team_rev IS NOT NULL AND old.device IS NULL BEGIN
+            UPDATE sessions SET team_rev = NULL WHERE id = new.id;
+        END;
+        """,
+    )
+
+
+MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects,
+              m008_team]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

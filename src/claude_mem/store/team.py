@@ -1,0 +1,328 @@
+"""The local half of team memory (DESIGN §12): what to push, marking it pushed, applying what was
+pulled, tombstones, and the team service's own state.
+
+Rows written on this machine have `device` NULL; `team_rev` is NULL until the team server has them
+(a session that changes after its push goes back to NULL: migration m008's trigger). Rows pulled from
+the server carry the author and device that wrote them and their server revision, and are never
+pushed back. A deleted row leaves a tombstone (its uid) that the team service pushes, then drops.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from claude_mem.store.transaction import transaction
+
+KINDS = ("session", "prompt", "observation", "summary")
+TABLES = {"session": "sessions", "prompt": "prompts", "observation": "observations", "summary": "summaries"}
+JSON_FIELDS = ("facts", "concepts", "files_read", "files_modified", "files_edited")
+
+# What travels, per kind: everything that makes the row what it is, nothing that is one machine's own
+# bookkeeping (row ids, fetch counts, the observer's session, when it was last injected, the cwd).
+_SELECT = {
+    "session": (
+        "SELECT s.id, s.uid, s.project, s.content_session_id, s.title, s.status, s.started_at, s.ended_at,"
+        " s.last_activity_at FROM sessions s"
+    ),
+    "prompt": (
+        "SELECT p.id, p.uid, s.project, s.uid AS session_uid, s.content_session_id, s.started_at AS session_started_at,"
+        " p.prompt_number, p.text, p.created_at FROM prompts p JOIN sessions s ON s.id = p.session_id"
+    ),
+    "observation": (
+        "SELECT o.id, o.uid, o.project, s.uid AS session_uid, s.content_session_id,"
+        " s.started_at AS session_started_at, o.type, o.title, o.subtitle, o.narrative, o.facts, o.concepts,"
+        " o.files_read, o.files_modified, o.prompt_number, o.content_hash, o.input_tokens, o.output_tokens,"
+        " o.created_at FROM observations o LEFT JOIN sessions s ON s.id = o.session_id"
+    ),
+    "summary": (
+        "SELECT m.id, m.uid, m.project, s.uid AS session_uid, s.content_session_id,"
+        " s.started_at AS session_started_at, m.prompt_number, m.request, m.investigated, m.learned, m.completed,"
+        " m.next_steps, m.files_read, m.files_edited, m.notes, m.input_tokens, m.output_tokens, m.created_at"
+        " FROM summaries m JOIN sessions s ON s.id = m.session_id"
+    ),
+}
+_UNPUSHED = {
+    "session": " WHERE s.team_rev IS NULL AND s.device IS NULL AND s.project IN ({marks}) AND s.id > ?"
+               " ORDER BY s.id LIMIT ?",
+    "prompt": " WHERE p.team_rev IS NULL AND p.device IS NULL AND p.private = 0 AND s.project IN ({marks})"
+              " AND p.id > ? ORDER BY p.id LIMIT ?",
+    "observation": " WHERE o.team_rev IS NULL AND o.device IS NULL AND o.project IN ({marks}) AND o.id > ?"
+                   " ORDER BY o.id LIMIT ?",
+    "summary": " WHERE m.team_rev IS NULL AND m.device IS NULL AND m.project IN ({marks}) AND m.id > ?"
+               " ORDER BY m.id LIMIT ?",
+}
+_COUNT_UNPUSHED = {
+    "session": "SELECT COUNT(*) FROM sessions WHERE team_rev IS NULL AND device IS NULL AND project IN ({marks})",
+    "prompt": "SELECT COUNT(*) FROM prompts p JOIN sessions s ON s.id = p.session_id WHERE p.team_rev IS NULL"
+              " AND p.device IS NULL AND p.private = 0 AND s.project IN ({marks})",
+    "observation": "SELECT COUNT(*) FROM observations WHERE team_rev IS NULL AND device IS NULL"
+                   " AND project IN ({marks})",
+    "summary": "SELECT COUNT(*) FROM summaries WHERE team_rev IS NULL AND device IS NULL AND project IN ({marks})",
+}
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ", ".join("?" for _ in values)
+
+
+# -- projects ------------------------------------------------------------------------------------------
+
+
+def local_projects(conn: sqlite3.Connection) -> dict[str, str | None]:
+    """Every project key this store knows (recorded, or holding rows) → its normalised remote or None."""
+    found: dict[str, str | None] = {}
+    for key, remote in conn.execute(
+        "SELECT key, remote FROM projects UNION ALL SELECT DISTINCT project, NULL FROM sessions"
+        " UNION ALL SELECT DISTINCT project, NULL FROM observations"
+    ):
+        if remote or key not in found:
+            found[str(key)] = remote
+    return found
+
+
+def project_for_team(conn: sqlite3.Connection, team_project: str, at: str) -> str:
+    """The local key of a team project (a normalised remote, or a path for a project without one):
+    the project this store knows by that remote or key, else a new project keyed by it. Inside the
+    caller's transaction."""
+    row = conn.execute(
+        "SELECT project FROM project_aliases WHERE alias = :id"
+        " UNION ALL SELECT key FROM (SELECT key FROM projects WHERE remote = :id ORDER BY first_seen, key LIMIT 1)"
+        " UNION ALL SELECT key FROM projects WHERE key = :id LIMIT 1",
+        {"id": team_project},
+    ).fetchone()
+    if row:
+        return str(row[0])
+    remote = None if team_project.startswith("/") else team_project
+    conn.execute("INSERT INTO projects (key, remote, first_seen) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                 (team_project, remote, at))
+    return team_project
+
+
+# -- push ----------------------------------------------------------------------------------------------
+
+
+def _row_dict(cursor: sqlite3.Cursor, row: tuple) -> dict:
+    item = {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
+    for name in JSON_FIELDS:
+        if name in item and isinstance(item[name], str):
+            try:
+                item[name] = json.loads(item[name])
+            except ValueError:
+                item[name] = []
+    return item
+
+
+def unpushed(conn: sqlite3.Connection, kind: str, projects: Sequence[str], limit: int, after: int = 0) -> list[dict]:
+    """Up to `limit` rows of `kind` in `projects` that the team server does not have yet, oldest first."""
+    if not projects:
+        return []
+    cursor = conn.execute(_SELECT[kind] + _UNPUSHED[kind].format(marks=_marks(projects)),
+                          (*projects, after, limit))
+    return [_row_dict(cursor, row) for row in cursor.fetchall()]
+
+
+def unpushed_count(conn: sqlite3.Connection, projects: Sequence[str], kinds: Iterable[str] = KINDS) -> int:
+    """Rows waiting to be pushed (the outbox), over `kinds`, plus the tombstones."""
+    tombstones = int(conn.execute("SELECT COUNT(*) FROM team_tombstones").fetchone()[0])
+    if not projects:
+        return tombstones
+    marks = _marks(projects)
+    return tombstones + sum(int(conn.execute(_COUNT_UNPUSHED[kind].format(marks=marks), list(projects)).fetchone()[0])
+                            for kind in kinds)
+
+
+def mark_pushed(conn: sqlite3.Connection, kind: str, revisions: Sequence[tuple[int, str, int]]) -> list[str]:
+    """Record the server revision of pushed rows, given as (row id, uid, rev); returns the uids no
+    longer here (deleted while they were being pushed: their tombstone is waiting)."""
+    table = TABLES[kind]
+    gone = []
+    with transaction(conn):
+        for row_id, uid, rev in revisions:
+            changed = conn.execute(f"UPDATE {table} SET team_rev = ? WHERE id = ? AND uid = ? AND team_rev IS NULL",
+                                   (rev, row_id, uid)).rowcount
+            if not changed and conn.execute(f"SELECT 1 FROM {table} WHERE uid = ?", (uid,)).fetchone() is None:
+                gone.append(uid)
+    return gone
+
+
+def tombstones(conn: sqlite3.Connection, limit: int) -> list[dict]:
+    """The oldest `limit` tombstones: {uid, kind, project}."""
+    return [{"uid": uid, "kind": kind, "project": project} for uid, kind, project in conn.execute(
+        "SELECT uid, kind, project FROM team_tombstones ORDER BY deleted_at, uid LIMIT ?", (limit,))]
+
+
+def drop_tombstones(conn: sqlite3.Connection, uids: Sequence[str]) -> None:
+    with transaction(conn):
+        conn.executemany("DELETE FROM team_tombstones WHERE uid = ?", [(uid,) for uid in uids])
+
+
+# -- pull ----------------------------------------------------------------------------------------------
+
+
+def _session_id(conn: sqlite3.Connection, row: dict, project: str) -> int | None:
+    """The local id of a pulled row's session, made as a placeholder if its own row has not arrived
+    (it comes later and fills it in); None for a manual note."""
+    payload = row["payload"]
+    uid = payload.get("session_uid")
+    if not uid:
+        return None
+    found = conn.execute("SELECT id FROM sessions WHERE uid = ?", (uid,)).fetchone()
+    if found:
+        return int(found[0])
+    started = payload.get("session_started_at") or payload.get("created_at")
+    cursor = conn.execute(
+        "INSERT INTO sessions (uid, content_session_id, project, status, started_at, last_activity_at, author, device,"
+        " team_rev) VALUES (?, ?, ?, 'completed', ?, ?, ?, ?, 0) ON CONFLICT DO NOTHING",
+        (uid, payload.get("content_session_id") or f"team-{uid}", project, started, started, row["author"],
+         row["device"]),
+    )
+    return cursor.lastrowid if cursor.rowcount else None
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value if isinstance(value, list) else [], ensure_ascii=False)
+
+
+def _upsert_session(conn: sqlite3.Connection, row: dict, project: str) -> None:
+    p = row["payload"]
+    conn.execute(
+        "INSERT INTO sessions (uid, content_session_id, project, title, status, started_at, ended_at, last_activity_at,"
+        " author, device, team_rev) VALUES (:uid, :csid, :project, :title, :status, :started, :ended, :last, :author,"
+        " :device, :rev)"
+        " ON CONFLICT (uid) DO UPDATE SET title = excluded.title, status = excluded.status,"
+        " ended_at = excluded.ended_at, last_activity_at = excluded.last_activity_at, author = excluded.author,"
+        " device = excluded.device, team_rev = excluded.team_rev WHERE sessions.device IS NOT NULL"
+        " ON CONFLICT DO NOTHING",
+        {"uid": row["uid"], "csid": p.get("content_session_id") or f"team-{row['uid']}", "project": project,
+         "title": p.get("title"), "status": p.get("status") if p.get("status") in (
+             "active", "completed", "failed", "interrupted") else "completed",
+         "started": p.get("started_at"), "ended": p.get("ended_at"),
+         "last": p.get("last_activity_at") or p.get("started_at"), "author": row["author"], "device": row["device"],
+         "rev": row["rev"]},
+    )
+
+
+def _upsert_prompt(conn: sqlite3.Connection, row: dict, project: str) -> None:
+    p = row["payload"]
+    session_id = _session_id(conn, row, project)
+    if session_id is None:
+        return
+    conn.execute(
+        "INSERT INTO prompts (uid, session_id, prompt_number, text, created_at, author, device, team_rev)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
+        " WHERE prompts.device IS NOT NULL ON CONFLICT DO NOTHING",
+        (row["uid"], session_id, int(p.get("prompt_number") or 0), str(p.get("text") or ""), p.get("created_at"),
+         row["author"], row["device"], row["rev"]),
+    )
+
+
+def _upsert_observation(conn: sqlite3.Connection, row: dict, project: str) -> None:
+    p = row["payload"]
+    conn.execute(
+        "INSERT INTO observations (uid, session_id, project, type, title, subtitle, narrative, facts, concepts,"
+        " files_read, files_modified, prompt_number, content_hash, input_tokens, output_tokens, created_at, author,"
+        " device, team_rev) VALUES (:uid, :session, :project, :type, :title, :subtitle, :narrative, :facts, :concepts,"
+        " :read, :modified, :number, :hash, :input, :output, :created, :author, :device, :rev)"
+        " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev WHERE observations.device IS NOT NULL"
+        " ON CONFLICT DO NOTHING",
+        {"uid": row["uid"], "session": _session_id(conn, row, project), "project": project,
+         "type": p.get("type"), "title": str(p.get("title") or ""), "subtitle": p.get("subtitle"),
+         "narrative": str(p.get("narrative") or ""), "facts": _dumps(p.get("facts")),
+         "concepts": _dumps(p.get("concepts")), "read": _dumps(p.get("files_read")),
+         "modified": _dumps(p.get("files_modified")), "number": p.get("prompt_number"),
+         "hash": str(p.get("content_hash") or row["uid"]), "input": int(p.get("input_tokens") or 0),
+         "output": int(p.get("output_tokens") or 0), "created": p.get("created_at"), "author": row["author"],
+         "device": row["device"], "rev": row["rev"]},
+    )
+
+
+def _upsert_summary(conn: sqlite3.Connection, row: dict, project: str) -> None:
+    p = row["payload"]
+    session_id = _session_id(conn, row, project)
+    if session_id is None:
+        return
+    conn.execute(
+        "INSERT INTO summaries (uid, session_id, project, prompt_number, request, investigated, learned, completed,"
+        " next_steps, files_read, files_edited, notes, input_tokens, output_tokens, created_at, author, device,"
+        " team_rev) VALUES (:uid, :session, :project, :number, :request, :investigated, :learned, :completed, :next,"
+        " :read, :edited, :notes, :input, :output, :created, :author, :device, :rev)"
+        " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev WHERE summaries.device IS NOT NULL"
+        " ON CONFLICT DO NOTHING",
+        {"uid": row["uid"], "session": session_id, "project": project, "number": p.get("prompt_number"),
+         "request": str(p.get("request") or ""), "investigated": str(p.get("investigated") or ""),
+         "learned": str(p.get("learned") or ""), "completed": str(p.get("completed") or ""),
+         "next": str(p.get("next_steps") or ""), "read": _dumps(p.get("files_read")),
+         "edited": _dumps(p.get("files_edited")), "notes": str(p.get("notes") or ""),
+         "input": int(p.get("input_tokens") or 0), "output": int(p.get("output_tokens") or 0),
+         "created": p.get("created_at"), "author": row["author"], "device": row["device"], "rev": row["rev"]},
+    )
+
+
+_UPSERT = {"session": _upsert_session, "prompt": _upsert_prompt, "observation": _upsert_observation,
+           "summary": _upsert_summary}
+
+
+def apply_pulled(conn: sqlite3.Connection, rows: Sequence[dict], local_project: dict[str, str]) -> dict[str, int]:
+    """Store rows pulled from the server ({uid, kind, project, author, device, payload, deleted, rev}),
+    in revision order, in one transaction: new and changed rows upserted by uid, tombstones deleted
+    (their own tombstones dropped: the server has them). `local_project` maps the team project of each
+    row to its local key. Returns {"stored": n, "deleted": n}."""
+    stored = deleted = 0
+    with transaction(conn):
+        waiting = {uid for (uid,) in conn.execute("SELECT uid FROM team_tombstones")}
+        for row in rows:
+            table = TABLES[row["kind"]]
+            if row["deleted"]:
+                deleted += conn.execute(f"DELETE FROM {table} WHERE uid = ?", (row["uid"],)).rowcount
+                continue
+            _UPSERT[row["kind"]](conn, row, local_project[row["project"]])
+            stored += 1
+        if deleted:
+            # What these deletions took with them (a session's rows cascade) is deleted on the server too.
+            made = [uid for (uid,) in conn.execute("SELECT uid FROM team_tombstones") if uid not in waiting]
+            conn.executemany("DELETE FROM team_tombstones WHERE uid = ?", [(uid,) for uid in made])
+    return {"stored": stored, "deleted": deleted}
+
+
+def delete_rows(conn: sqlite3.Connection, kind: str, uids: Sequence[str]) -> int:
+    """Delete local rows the server holds as deleted (their tombstones are dropped: nothing to push)."""
+    if not uids:
+        return 0
+    with transaction(conn):
+        count = conn.execute(f"DELETE FROM {TABLES[kind]} WHERE uid IN ({_marks(uids)})", list(uids)).rowcount
+        conn.execute(f"DELETE FROM team_tombstones WHERE uid IN ({_marks(uids)})", list(uids))
+    return count
+
+
+_PROJECT_COLUMN = {"session": "s.project", "prompt": "s.project", "observation": "o.project", "summary": "m.project"}
+
+
+def team_rows(conn: sqlite3.Connection, projects: Sequence[str]) -> dict[str, dict]:
+    """uid → {kind, author, device, what travels} of every shareable row of `projects` (checks and tests)."""
+    found: dict[str, dict] = {}
+    table_alias = {"session": "s", "prompt": "p", "observation": "o", "summary": "m"}
+    for kind in KINDS:
+        alias = table_alias[kind]
+        select = _SELECT[kind].replace(" FROM ", f", {alias}.author AS author, {alias}.device AS device FROM ", 1)
+        cursor = conn.execute(f"{select} WHERE {_PROJECT_COLUMN[kind]} IN ({_marks(projects)})", list(projects))
+        for row in cursor.fetchall():
+            item = _row_dict(cursor, row)
+            item.pop("id")
+            uid = item.pop("uid")
+            found[uid] = {"kind": kind, **item}
+    return found
+
+
+# -- the service's state ------------------------------------------------------------------------------
+
+
+def state(conn: sqlite3.Connection) -> dict[str, str]:
+    return {str(key): str(value) for key, value in conn.execute("SELECT key, value FROM team_state")}
+
+
+def set_state(conn: sqlite3.Connection, values: dict[str, object]) -> None:
+    with transaction(conn):
+        conn.executemany("INSERT INTO team_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET"
+                         " value = excluded.value", [(key, str(value)) for key, value in values.items()])

@@ -1,0 +1,213 @@
+"""One exchange with the team server: push what this machine has that the server lacks (rows of shared
+projects, then tombstones), pull what other machines pushed since the last cursor.
+
+Every step is idempotent, so a crash anywhere (kill -9 mid-push, the server gone mid-pull) is repaired
+by the next exchange: a row is marked pushed only after the server committed it (a replay changes
+nothing there), and a project's cursor moves only after its pulled rows are committed locally.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from claude_mem.store import team as local
+from claude_mem.store import team_server as server
+from claude_mem.team.config import TeamConfig, safe_error, team_project
+
+BATCH = 500
+PULL_BATCH = 1000
+# Fields every kind's row carries that are not its payload.
+_NOT_PAYLOAD = ("id", "uid", "project")
+
+Progress = Callable[[str, int, int], None]  # (step, done, total)
+
+
+@dataclass
+class Totals:
+    pushed: int = 0
+    buried: int = 0
+    pulled: int = 0
+    deleted: int = 0
+    migrated: list[str] = field(default_factory=list)
+
+    def add(self, other: Totals) -> None:
+        self.pushed += other.pushed
+        self.buried += other.buried
+        self.pulled += other.pulled
+        self.deleted += other.deleted
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def device_id(conn: sqlite3.Connection) -> str:
+    """This data dir's name among the team's devices: made once (host name and a random suffix)."""
+    found = local.state(conn).get("device")
+    if found:
+        return found
+    made = f"{socket.gethostname()[:40]}-{secrets.token_hex(4)}"
+    local.set_state(conn, {"device": made})
+    return local.state(conn)["device"]
+
+
+class Replicator:
+    """Push and pull for one data dir; `connect_local` opens its SQLite store."""
+
+    def __init__(self, config: TeamConfig, connect_local: Callable[[], sqlite3.Connection]) -> None:
+        self.config = config
+        self.connect_local = connect_local
+        self.remote: Any = None  # the psycopg connection, opened (and migrated) on first use
+
+    # -- the server connection ------------------------------------------------------------------
+
+    def open(self) -> list[str]:
+        """Connect and bring the server's schema up to ours; returns the migrations applied."""
+        if self.remote is not None and not self.remote.closed:
+            return []
+        self.remote = server.connect(self.config.url)
+        try:
+            return server.migrate(self.remote)
+        except Exception:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self.remote is not None:
+            try:
+                self.remote.close()
+            except Exception:
+                pass
+            self.remote = None
+
+    def describe(self, exc: BaseException) -> str:
+        return safe_error(exc, self.config.url)
+
+    # -- what is shared ---------------------------------------------------------------------------
+
+    def shared_projects(self, conn: sqlite3.Connection) -> dict[str, str]:
+        """Local key → team project of every local project that `team_projects` shares."""
+        return {key: team_project(key, remote) for key, remote in local.local_projects(conn).items()
+                if self.config.shares(key, remote)}
+
+    def pulled_projects(self, conn: sqlite3.Connection, names: list[str]) -> list[str]:
+        """The team projects on the server that this machine takes in."""
+        mine = {team: key for key, team in self.shared_projects(conn).items()}
+        return [name for name in names if name in mine or self.config.shares(name, None if name.startswith("/")
+                                                                                  else name)]
+
+    def outbox(self, conn: sqlite3.Connection) -> int:
+        return local.unpushed_count(conn, list(self.shared_projects(conn)), self.config.kinds())
+
+    # -- push -------------------------------------------------------------------------------------
+
+    def push(self, conn: sqlite3.Connection, device: str, progress: Progress | None = None) -> Totals:
+        totals = Totals()
+        shared = self.shared_projects(conn)
+        keys = list(shared)
+        total = local.unpushed_count(conn, keys, self.config.kinds()) if progress else 0
+        for kind in self.config.kinds():
+            after = 0
+            while True:
+                rows = local.unpushed(conn, kind, keys, BATCH, after)
+                if not rows:
+                    break
+                after = rows[-1]["id"]
+                sent = [{"uid": row["uid"], "kind": kind, "project": shared[row["project"]],
+                         "payload": {k: v for k, v in row.items() if k not in _NOT_PAYLOAD}} for row in rows]
+                revisions = server.push(self.remote, sent, self.config.author, device)
+                marks = [(row["id"], row["uid"], revisions[row["uid"]][0]) for row in rows if row["uid"] in revisions]
+                gone = local.mark_pushed(conn, kind, marks)
+                if gone:  # deleted here while on their way: bury them now rather than wait
+                    totals.buried += server.bury(self.remote, gone, self.config.author, device)
+                buried_there = [uid for uid, (_, deleted) in revisions.items() if deleted]
+                totals.deleted += local.delete_rows(conn, kind, buried_there)
+                totals.pushed += len(rows)
+                if progress:
+                    progress("push", totals.pushed, total)
+        while True:
+            stones = local.tombstones(conn, BATCH)
+            if not stones:
+                break
+            uids = [stone["uid"] for stone in stones]
+            totals.buried += server.bury(self.remote, uids, self.config.author, device)
+            local.drop_tombstones(conn, uids)
+        return totals
+
+    # -- pull -------------------------------------------------------------------------------------
+
+    def pull(self, conn: sqlite3.Connection, device: str, progress: Progress | None = None) -> Totals:
+        totals = Totals()
+        cursors = local.state(conn)
+        for name in self.pulled_projects(conn, server.projects(self.remote)):
+            cursor_key = f"cursor:{name}"
+            after = int(cursors.get(cursor_key, "0"))
+            while True:
+                rows = server.pull(self.remote, name, after, device, PULL_BATCH)
+                if not rows:
+                    break
+                with_key = self._local_key(conn, name)
+                applied = local.apply_pulled(conn, rows, {name: with_key})
+                after = rows[-1]["rev"]
+                local.set_state(conn, {cursor_key: after})
+                totals.pulled += applied["stored"]
+                totals.deleted += applied["deleted"]
+                if progress:
+                    progress("pull", totals.pulled + totals.deleted, 0)
+                if len(rows) < PULL_BATCH:
+                    break
+        return totals
+
+    def _local_key(self, conn: sqlite3.Connection, name: str) -> str:
+        from claude_mem.store.transaction import transaction
+
+        with transaction(conn):
+            return local.project_for_team(conn, name, now_iso())
+
+    # -- one exchange -------------------------------------------------------------------------------
+
+    def sync_once(self, progress: Progress | None = None) -> Totals:
+        """Push then pull; raises on any failure (the caller records it and retries later)."""
+        totals = Totals()
+        totals.migrated = self.open()
+        conn = self.connect_local()
+        try:
+            device = device_id(conn)
+            totals.add(self.push(conn, device, progress))
+            totals.add(self.pull(conn, device, progress))
+            record(conn, totals, None)
+        finally:
+            conn.close()
+        return totals
+
+
+def record(conn: sqlite3.Connection, totals: Totals | None, error: str | None) -> None:
+    """Keep the outcome of an exchange in `team_state` (what `team status` shows)."""
+    current = local.state(conn)
+    values: dict[str, object] = {"last_attempt_at": now_iso(), "last_error": error or ""}
+    if totals is not None:
+        values["last_sync_at"] = values["last_attempt_at"]
+        for name in ("pushed", "pulled", "buried", "deleted"):
+            values[name] = int(current.get(name, "0")) + getattr(totals, name)
+    else:
+        values["last_error_at"] = values["last_attempt_at"]
+    local.set_state(conn, values)
+
+
+def record_failure(connect_local: Callable[[], sqlite3.Connection], error: str) -> None:
+    try:
+        conn = connect_local()
+    except sqlite3.Error:
+        return
+    try:
+        record(conn, None, error)
+    except sqlite3.Error:
+        pass
+    finally:
+        conn.close()
