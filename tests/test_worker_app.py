@@ -276,7 +276,8 @@ def test_put_settings_refuses_a_bad_value_with_the_reason_and_writes_nothing(cli
         assert reason in response.json()["error"]["message"]
         assert settings.read_file(str(data_dir)) == {"backups_keep": 2}
     response = client.put("/api/settings", json={"provider": " Offline "})
-    assert response.status_code == 200 and response.json()["provider"] == "offline"
+    shown = {item["key"]: item for item in response.json()["items"]}  # the settings registry
+    assert response.status_code == 200 and shown["provider"]["value"] == "offline"
     assert settings.read_file(str(data_dir))["provider"] == "offline"
 
 

@@ -44,20 +44,27 @@ def plan(
     assert project is not None
     counts = repository.project_counts(conn, project)
     if not counts["sessions"] and not counts["observations"]:
-        raise RecallError(f"nothing stored for project {project!r}")
+        raise UnknownRecord(f"nothing stored for project {project!r}")
     return {"target": {"project": project}, "counts": counts, "describe": f"project {project}"}
 
 
 def carry_out(conn: sqlite3.Connection, data_dir: str, planned: dict) -> dict:
-    """Delete and scrub what `planned` names, then fix the backups: `{forgot, counts, backups}`."""
-    repository.apply(conn, planned["target"])
-    return {"forgot": planned["describe"], "counts": planned["counts"],
-            "backups": repository.rewrite_backups(data_dir, planned["target"])}
+    """Delete and scrub what `planned` names, then fix the backups: `{forgot, counts, removed, backups}`.
+
+    `removed` lists what left this database — `{observations, summaries, prompts}` by row id,
+    `sessions` by Claude Code id, and `project` (the key when a whole project was forgotten, else
+    None) — so that open viewers can drop those rows.
+    """
+    target = planned["target"]
+    removed = {**repository.removed_ids(conn, target), "project": target.get("project")}
+    repository.apply(conn, target)
+    return {"forgot": planned["describe"], "counts": planned["counts"], "removed": removed,
+            "backups": repository.rewrite_backups(data_dir, target)}
 
 
 def forget(
     conn: sqlite3.Connection, data_dir: str, ids: Iterable[int] = (), session: str | None = None,
     project: str | None = None,
 ) -> dict:
-    """Plan, delete, scrub, then fix the backups; returns the plan's counts and the backup report."""
+    """Plan, delete, scrub, then fix the backups; returns what `carry_out` reports."""
     return carry_out(conn, data_dir, plan(conn, ids, session, project))

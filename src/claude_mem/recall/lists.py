@@ -4,15 +4,21 @@ Observations are listed by `search.search(conn, None, …)`; these cover the oth
 way (`{"items": [...], "total": n}`, filters by project and date range, limit/offset).
 """
 
+import bisect
 import sqlite3
 
 from claude_mem import project as projects
-from claude_mem.domain import SESSION_STATUSES, RecallError
+from claude_mem.domain import SESSION_STATUSES, RecallError, UnknownRecord
 from claude_mem.index.query import MAX_LIMIT
-from claude_mem.recall.common import parse_time
+from claude_mem.recall.common import display_map, parse_time
 from claude_mem.store import memory
 
-__all__ = ["SESSION_STATUSES", "catalog", "prompts", "sessions", "summaries"]
+__all__ = ["SESSION_STATUSES", "STORY_LIMIT", "catalog", "prompts", "session_story", "sessions", "summaries"]
+
+# Most records `session_story` returns; a longer session says `truncated`.
+STORY_LIMIT = 2000
+# Within one turn: the prompt, then what it caused, then the turn's summary.
+_STORY_RANK = {"prompt": 0, "observation": 1, "summary": 2}
 
 
 def _check_page(limit: int, offset: int) -> None:
@@ -41,11 +47,45 @@ def prompts(conn: sqlite3.Connection, project: str | None = None, since: str | N
 
 def sessions(conn: sqlite3.Connection, project: str | None = None, since: str | None = None,
              until: str | None = None, limit: int = 20, offset: int = 0, status: str | None = None) -> dict:
-    """Claude Code sessions by last activity, newest first, with how much each produced."""
+    """Claude Code sessions by last activity, newest first, with how much each produced and the
+    display `name` of their project."""
     _check_page(limit, offset)
     if status and status not in SESSION_STATUSES:
         raise RecallError(f"unknown session status {status!r} (known: {', '.join(SESSION_STATUSES)})")
-    return memory.sessions_page(conn, project, *_range(since, until), limit, offset, status=status)
+    page = memory.sessions_page(conn, project, *_range(since, until), limit, offset, status=status)
+    names = display_map(conn)
+    page["items"] = [{**item, "name": names.get(item["project"], item["project"])} for item in page["items"]]
+    return page
+
+
+def session_story(conn: sqlite3.Connection, content_session_id: str, limit: int | None = None) -> dict:
+    """`{session, items, truncated}`: one session (as `sessions` lists it) and its public prompts,
+    observations and summaries in story order (at most `limit`, default `STORY_LIMIT`); UnknownRecord
+    when no session has that id.
+
+    Story order is by turn (`prompt_number`), then time: a prompt before what it caused, a turn's
+    summary after its observations. A record without a turn number belongs to the latest prompt
+    made before it.
+    """
+    limit = limit or STORY_LIMIT
+    session = memory.session_by_content_id(conn, content_session_id)
+    if session is None:
+        raise UnknownRecord(f"unknown session {content_session_id!r}")
+    session["name"] = display_map(conn).get(session["project"], session["project"])
+    found = memory.session_records(conn, session["id"], limit + 1)
+    truncated = any(len(rows) > limit for rows in found.values())
+    turns = sorted((str(row["created_at"]), int(row["prompt_number"])) for row in found["prompt"])
+    starts = [created for created, _ in turns]
+
+    def turn_of(row: dict) -> int:
+        if row["prompt_number"] is not None:
+            return int(row["prompt_number"])
+        before = bisect.bisect_right(starts, str(row["created_at"]))
+        return turns[before - 1][1] if before else 0
+
+    items = sorted((row for rows in found.values() for row in rows[:limit]),
+                   key=lambda row: (turn_of(row), _STORY_RANK[row["kind"]], str(row["created_at"]), row["id"]))
+    return {"session": session, "items": items[:limit], "truncated": truncated or len(items) > limit}
 
 
 def catalog(conn: sqlite3.Connection) -> list[dict]:

@@ -76,21 +76,43 @@ def project_counts(conn: sqlite3.Connection, project: str) -> dict[str, int]:
     return counts
 
 
+def _observation_where(content_session_id: str | None, project: str, digest: str) -> tuple[str, tuple[str, ...]]:
+    """The WHERE clause naming one observation of a target (see the module docstring)."""
+    if content_session_id is None:
+        return "session_id IS NULL AND project = ? AND content_hash = ?", (project, digest)
+    return ("content_hash = ? AND session_id = (SELECT id FROM sessions WHERE content_session_id = ?)",
+            (digest, content_session_id))
+
+
+def removed_ids(conn: sqlite3.Connection, target: dict) -> dict[str, list]:
+    """What deleting `target` removes from this database, by row id (sessions by Claude Code id), for
+    telling open viewers: `{observations, summaries, prompts, sessions}`. Read before the delete."""
+    ids = lambda sql, args: [row[0] for row in conn.execute(sql, args)]  # noqa: E731
+    if "observations" in target:
+        found: list[int] = []
+        for observation in target["observations"]:
+            where, where_args = _observation_where(*observation)
+            found += ids(f"SELECT id FROM observations WHERE {where}", where_args)
+        return {"observations": sorted(found), "summaries": [], "prompts": [], "sessions": []}
+    column, value = ("content_session_id", target["session"]) if "session" in target else ("project", target["project"])
+    sessions = f"SELECT id FROM sessions WHERE {column} = ?"
+    # A project's rows outside its sessions (its manual notes) go with it; a session has none.
+    own = " OR project = ?" if column == "project" else ""
+    both = (value, value) if own else (value,)
+    return {
+        "observations": ids(f"SELECT id FROM observations WHERE session_id IN ({sessions}){own} ORDER BY id", both),
+        "summaries": ids(f"SELECT id FROM summaries WHERE session_id IN ({sessions}){own} ORDER BY id", both),
+        "prompts": ids(f"SELECT id FROM prompts WHERE session_id IN ({sessions}) ORDER BY id", (value,)),
+        "sessions": ids(f"SELECT content_session_id FROM sessions WHERE {column} = ? ORDER BY id", (value,)),
+    }
+
+
 def delete(conn: sqlite3.Connection, target: dict) -> None:
     """Delete what `target` names, inside the caller's transaction (foreign keys cascade the rest)."""
     if "observations" in target:
-        for content_session_id, project, digest in target["observations"]:
-            if content_session_id is None:
-                conn.execute(
-                    "DELETE FROM observations WHERE session_id IS NULL AND project = ? AND content_hash = ?",
-                    (project, digest),
-                )
-            else:
-                conn.execute(
-                    "DELETE FROM observations WHERE content_hash = ?"
-                    " AND session_id = (SELECT id FROM sessions WHERE content_session_id = ?)",
-                    (digest, content_session_id),
-                )
+        for observation in target["observations"]:
+            where, args = _observation_where(*observation)
+            conn.execute(f"DELETE FROM observations WHERE {where}", args)
         for key in target["event_keys"]:
             conn.execute("DELETE FROM pending_events WHERE event_key = ?", (key,))
     elif "session" in target:

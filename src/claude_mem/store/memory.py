@@ -1,8 +1,8 @@
 """The memory repository: observations, summaries, prompts and sessions as recall reads them.
 
-Records by id (counting observation fetches), paged lists of summaries, prompts and sessions, the
-project catalog, the manual-note insert of `remember`, the prompt feed of the SSE stream and the
-counts the MCP answers use. Rows come back as plain dicts (JSON list columns decoded), shaped as
+Records by id (counting observation fetches), paged lists of summaries, prompts and sessions, one
+session with its records, the project catalog, the manual-note insert of `remember`, the prompt
+feed of the SSE stream and the counts the MCP answers use. Rows come back as plain dicts (JSON list columns decoded), shaped as
 the CLI, HTTP API and MCP print them. Validation, paging limits and time parsing stay in `recall`.
 
 Stdlib only and import-light: the session-start hook reads the project keys through it.
@@ -172,6 +172,16 @@ def prompts_page(conn: sqlite3.Connection, project: str | None, since: str | Non
     return _page(conn, select, source, where, args, "p.created_at DESC, p.id DESC", limit, offset)
 
 
+_SESSION_SELECT = (
+    "SELECT s.id, s.content_session_id, s.project, s.cwd, s.title, s.status, s.observer_provider,"
+    " s.started_at, s.ended_at, s.last_activity_at,"
+    " (SELECT COUNT(*) FROM prompts p WHERE p.session_id = s.id AND p.private = 0) AS prompts,"
+    " (SELECT COUNT(*) FROM observations o WHERE o.session_id = s.id) AS observations,"
+    " (SELECT COUNT(*) FROM summaries m WHERE m.session_id = s.id) AS summaries,"
+    " (SELECT COUNT(*) FROM pending_events e WHERE e.session_id = s.id AND e.status = 'failed') AS failed_events"
+)
+
+
 def sessions_page(conn: sqlite3.Connection, project: str | None, since: str | None, until: str | None,
                   limit: int, offset: int, status: str | None = None) -> dict:
     """`{items, total}`: sessions by last activity, with how many prompts, observations, summaries and
@@ -180,15 +190,30 @@ def sessions_page(conn: sqlite3.Connection, project: str | None, since: str | No
     if status:
         where.append("s.status = ?")
         args.append(status)
-    select = (
-        "SELECT s.id, s.content_session_id, s.project, s.cwd, s.title, s.status, s.observer_provider,"
-        " s.started_at, s.ended_at, s.last_activity_at,"
-        " (SELECT COUNT(*) FROM prompts p WHERE p.session_id = s.id AND p.private = 0) AS prompts,"
-        " (SELECT COUNT(*) FROM observations o WHERE o.session_id = s.id) AS observations,"
-        " (SELECT COUNT(*) FROM summaries m WHERE m.session_id = s.id) AS summaries,"
-        " (SELECT COUNT(*) FROM pending_events e WHERE e.session_id = s.id AND e.status = 'failed') AS failed_events"
-    )
-    return _page(conn, select, "FROM sessions s", where, args, "s.last_activity_at DESC, s.id DESC", limit, offset)
+    return _page(conn, _SESSION_SELECT, "FROM sessions s", where, args, "s.last_activity_at DESC, s.id DESC", limit,
+                 offset)
+
+
+def session_by_content_id(conn: sqlite3.Connection, content_session_id: str) -> dict | None:
+    """One session as `sessions_page` lists it, named by its Claude Code id; None when unknown."""
+    cursor = conn.execute(f"{_SESSION_SELECT} FROM sessions s WHERE s.content_session_id = ?", (content_session_id,))
+    row = cursor.fetchone()
+    return row_dict(cursor, row) if row else None
+
+
+def session_records(conn: sqlite3.Connection, session_id: int, limit: int) -> dict[str, list[dict]]:
+    """A session's public prompts, observations and summaries (at most `limit` of each), oldest first."""
+    queries = {
+        "prompt": "SELECT 'prompt' AS kind, 'P' || id AS ref, id, prompt_number, created_at, text FROM prompts"
+                  " WHERE session_id = ? AND private = 0",
+        "observation": "SELECT 'observation' AS kind, '#' || id AS ref, id, prompt_number, created_at, type, title,"
+                       " subtitle, narrative, facts, concepts, files_read, files_modified FROM observations"
+                       " WHERE session_id = ?",
+        "summary": "SELECT 'summary' AS kind, 'S' || id AS ref, id, prompt_number, created_at, request, investigated,"
+                   " learned, completed, next_steps, notes, files_read, files_edited FROM summaries WHERE session_id = ?",
+    }
+    return {kind: _dicts(conn.execute(f"{sql} ORDER BY created_at, id LIMIT ?", (session_id, limit)))
+            for kind, sql in queries.items()}
 
 
 # -- the prompt feed --------------------------------------------------------------------------------------

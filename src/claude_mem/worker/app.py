@@ -14,7 +14,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from claude_mem.recall.common import RecallError, UnknownRecord
-from claude_mem.worker import routes_memory, routes_queue, routes_search, routes_settings, routes_stream, routes_viewer
+from claude_mem.worker import (
+    routes_forget,
+    routes_memory,
+    routes_queue,
+    routes_search,
+    routes_settings,
+    routes_stream,
+    routes_viewer,
+)
 from claude_mem.worker.context import WorkerContext
 from claude_mem.worker.health import health_report
 from claude_mem.worker.security import SecurityMiddleware
@@ -64,7 +72,7 @@ def create_app(ctx: WorkerContext, services: list[Service] | None = None,
             await stop_services(started)
 
     routes: list[BaseRoute] = [
-        Route("/health", health, methods=["GET"]), *routes_settings.ROUTES, *routes_memory.ROUTES,
+        Route("/health", health, methods=["GET"]), *routes_settings.ROUTES, *routes_memory.ROUTES, *routes_forget.ROUTES,
         *routes_search.ROUTES, *routes_queue.ROUTES, *routes_stream.ROUTES, *routes_viewer.ROUTES,
         *(extra_routes or []),
     ]

@@ -11,7 +11,7 @@ import asyncio
 import threading
 from dataclasses import dataclass, field
 
-KINDS = ("observation", "summary", "prompt", "queue", "health")
+KINDS = ("observation", "summary", "prompt", "queue", "health", "forget")
 DEFAULT_QUEUE_SIZE = 256
 
 

@@ -36,6 +36,10 @@ class WorkerContext:
     provider_health: Callable[[], Awaitable[dict[str, object]]] | None = None
     # The observer service sets this to the name of the provider it runs (`auto` resolved).
     provider_name: str = ""
+    # The daemon sets this: begins a graceful shutdown (None in process, as under TestClient).
+    shutdown: Callable[[], None] | None = None
+    # Set when a restart was asked for: the port the worker that replaces this one binds.
+    restart_port: int | None = None
 
     @property
     def db_path(self) -> str:

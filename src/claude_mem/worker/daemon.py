@@ -2,7 +2,8 @@
 
 Holds the exclusive worker lock for its whole life, heals a corrupt database before anything opens
 it, serves the app on 127.0.0.1, publishes `worker.json` once it answers, and on SIGTERM stops its
-services, reaps every child it left and removes `worker.json`.
+services, reaps every child it left and removes `worker.json`. Asked to restart (`restart.py`), it
+does the same and then replaces itself with a new worker that inherits the lock.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import socket
 import sys
 import time
 from collections.abc import Iterator
+from types import FrameType
 
 import psutil
 import uvicorn
@@ -29,6 +31,7 @@ from claude_mem import settings as settings_module
 from claude_mem.domain import utc_stamp
 from claude_mem.runtime import discovery, environment
 from claude_mem.store import backup, integrity
+from claude_mem.worker import restart
 from claude_mem.worker.app import create_app
 from claude_mem.worker.context import WorkerContext
 
@@ -41,7 +44,14 @@ REAP_GRACE = 3.0
 
 
 class Server(uvicorn.Server):
-    """uvicorn's server without its re-raise of the captured signal after shutdown: we clean up first."""
+    """uvicorn's server without its re-raise of the captured signal after shutdown: we clean up first.
+    It remembers being signalled: a stop signal overrides a restart asked for over HTTP."""
+
+    signalled = False
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.signalled = True
+        super().handle_exit(sig, frame)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -149,6 +159,7 @@ def worker_info(ctx: WorkerContext) -> dict[str, object]:
 async def serve(server: Server, sock: socket.socket, ctx: WorkerContext) -> None:
     if _stop_requested:
         server.should_exit = True
+    ctx.shutdown = lambda: setattr(server, "should_exit", True)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
@@ -184,7 +195,7 @@ def check_store(ctx: WorkerContext) -> None:
         ctx.service_errors["store"] = f"search index(es) {', '.join(repair.broken)} broken: {repair.error}"
 
 
-def run(lock_fd: int | None, lock_wait: float) -> int:
+def run(lock_fd: int | None, lock_wait: float, port_override: int | None = None) -> int:
     paths.private_files()
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _early_stop)
@@ -199,6 +210,7 @@ def run(lock_fd: int | None, lock_wait: float) -> int:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     ctx = WorkerContext(settings=values, data_dir=data_dir)
+    server: Server | None = None
     try:
         recovered = backup.recover_if_corrupt(data_dir)
         if recovered is not None:
@@ -209,13 +221,14 @@ def run(lock_fd: int | None, lock_wait: float) -> int:
         except Exception as exc:
             log.exception("cannot open the database")
             ctx.service_errors["database"] = f"{type(exc).__name__}: {exc}"
-        port = values["worker_port"]
+        port = values["worker_port"] if port_override is None else port_override
         sock = bind(settings_module.default_port() if port is None else int(port))
         ctx.port = sock.getsockname()[1]
         config = uvicorn.Config(
             create_app(ctx), log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5,
         )
-        asyncio.run(serve(Server(config), sock, ctx))
+        server = Server(config)
+        asyncio.run(serve(server, sock, ctx))
         return 0
     except Exception:
         log.exception("worker failed")
@@ -224,6 +237,8 @@ def run(lock_fd: int | None, lock_wait: float) -> int:
         discovery.remove_info(data_dir, pid=os.getpid())
         reap_children()
         log.info("worker %d stopped", os.getpid())
+        if ctx.restart_port is not None and not _stop_requested and not (server and server.signalled):
+            restart.replace_process(fd, ctx.restart_port)
         os.close(fd)
 
 
@@ -231,5 +246,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m claude_mem.worker", description=__doc__)
     parser.add_argument("--lock-fd", type=int, default=None, help="an fd already holding worker.lock")
     parser.add_argument("--lock-wait", type=float, default=0.0, help="seconds to wait for the lock")
+    parser.add_argument("--port", type=int, default=None, help="the port to bind instead of worker_port's")
     args = parser.parse_args(argv)
-    return run(args.lock_fd, args.lock_wait)
+    return run(args.lock_fd, args.lock_wait, args.port)

@@ -1,4 +1,5 @@
-"""What is stored, record by record: observations, summaries, prompts, sessions — list, fetch, forget."""
+"""What is stored, record by record: observations, summaries, prompts, sessions — list and fetch
+(forgetting them is `routes_forget`)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from claude_mem.index.search import search
-from claude_mem.recall import forget, lists, records
+from claude_mem.recall import lists, records
 from claude_mem.worker import routes_common as common
 
 LIST_PARAMS = ("project", "since", "until", *common.PAGING)
+MAX_SESSION_ID = 1000
 
 
 async def list_observations(request: Request) -> Response:
@@ -54,15 +56,6 @@ async def observations_batch(request: Request) -> Response:
     return JSONResponse({"items": found, "missing": missing})
 
 
-async def forget_observation(request: Request) -> Response:
-    """Forget one observation for good (rows, FTS entries, bytes, backups)."""
-    common.params(request, ())
-    wanted = common.row_id(request.path_params["id"])
-    data_dir = common.ctx_of(request).data_dir
-    report = await common.writing(request, lambda conn: forget.forget(conn, data_dir, ids=[wanted]))
-    return JSONResponse(report)
-
-
 async def list_summaries(request: Request) -> Response:
     query = common.params(request, LIST_PARAMS)
     limit, offset = common.paging(query)
@@ -99,24 +92,22 @@ async def list_sessions(request: Request) -> Response:
     return JSONResponse({**await common.reading(request, work), "limit": limit, "offset": offset})
 
 
-async def forget_session(request: Request) -> Response:
-    """Forget a Claude Code session (by its content session id) with everything captured in it."""
+async def get_session(request: Request) -> Response:
+    """`{session, items, truncated}`: a session (by its Claude Code id) and its prompts, observations
+    and summaries in story order (see `lists.session_story`)."""
     common.params(request, ())
     session = request.path_params["id"]
-    if not 0 < len(session) <= 200:
-        raise HTTPException(400, "a session id is 1..200 characters")
-    data_dir = common.ctx_of(request).data_dir
-    report = await common.writing(request, lambda conn: forget.forget(conn, data_dir, session=session))
-    return JSONResponse(report)
+    if not 0 < len(session) <= MAX_SESSION_ID:
+        raise HTTPException(400, f"a session id is 1..{MAX_SESSION_ID} characters")
+    return JSONResponse(await common.reading(request, lambda conn: lists.session_story(conn, session)))
 
 
 ROUTES = [
     Route("/api/observations", list_observations, methods=["GET"]),
     Route("/api/observations/batch", observations_batch, methods=["POST"]),
     Route("/api/observations/{id}", get_observation, methods=["GET"]),
-    Route("/api/observations/{id}", forget_observation, methods=["DELETE"]),
     Route("/api/summaries", list_summaries, methods=["GET"]),
     Route("/api/prompts", list_prompts, methods=["GET"]),
     Route("/api/sessions", list_sessions, methods=["GET"]),
-    Route("/api/sessions/{id:path}", forget_session, methods=["DELETE"]),
+    Route("/api/sessions/{id:path}", get_session, methods=["GET"]),
 ]

@@ -12,7 +12,7 @@ from starlette.routing import Route
 from claude_mem import settings
 from claude_mem.index.search import search
 from claude_mem.recall import context as session_context
-from claude_mem.recall import lists, related
+from claude_mem.recall import lists, related, usage
 from claude_mem.recall.timeline import MAX_SIDE, Timeline, timeline
 from claude_mem.store import stats
 from claude_mem.worker import routes_common as common
@@ -87,13 +87,18 @@ async def projects_route(request: Request) -> Response:
 
 
 async def stats_route(request: Request) -> Response:
-    """Counters: rows per table, events by status, observations by type, database size, the bus."""
-    common.params(request, ())
+    """Counters (rows per table, events by status, observations by type, database size, the bus) and
+    `usage`: what memory cost and saved over the last `days` (1..366, default 30) UTC days, for
+    `project` (a key, display name or path) or every project (see `recall.usage`)."""
+    query = common.params(request, ("project", "days"))
+    days = common.integer(query, "days", 30, 1, usage.MAX_DAYS)
     ctx = common.ctx_of(request)
+    values = settings.load(ctx.data_dir)
 
     def work(conn: sqlite3.Connection) -> dict:
+        key = common.project(conn, query.get("project"))
         return {"counts": stats.store_counts(conn), "observations_by_type": stats.observations_by_type(conn),
-                "projects": stats.project_count(conn)}
+                "projects": stats.project_count(conn), "usage": usage.usage(conn, key, days, values, ctx.data_dir)}
 
     counted = await common.reading(request, work)
     return JSONResponse({

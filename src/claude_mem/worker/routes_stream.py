@@ -1,7 +1,8 @@
 """`GET /stream`: Server-Sent Events from the worker's bus (what the observer stores, as it stores it).
 
 Each event is `event: <kind>` with `data: <the JSON row>`; kinds `observation`, `summary`, `prompt`,
-`queue`, `health`. A new client first gets one `health` event (the `/health` report), then live
+`queue`, `health`, and `forget` (`{observations, summaries, prompts, sessions, project}`: what a
+forget removed, so a viewer drops those rows). A new client first gets one `health` event (the `/health` report), then live
 events; a comment line every `HEARTBEAT_SECONDS` keeps proxies and browsers from timing out, and
 `: dropped N` tells a client that fell behind how many events it lost. The stream ends when the
 client goes away or the worker shuts down (the bus closes), so it never holds up a shutdown.
