@@ -35,6 +35,7 @@ RANKS = {
     "index": 4,  # search behind one interface
     "observer": 5, "recall": 5,
     "importers": 5.5,  # foreign history through capture into the store; the dry run renders as the observer does
+    "team": 5.5,  # replication of derived rows to a shared PostgreSQL (DESIGN §12)
     "worker": 6,
     "hooks": 7, "mcp_server": 7,
     "cli": 8,

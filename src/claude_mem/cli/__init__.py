@@ -11,6 +11,7 @@ from claude_mem.cli import recall as _recall  # noqa: F401
 from claude_mem.cli import settings_cmd as _settings  # noqa: F401
 from claude_mem.cli import status as _status  # noqa: F401
 from claude_mem.cli import statusline_cmd as _statusline  # noqa: F401
+from claude_mem.cli import team as _team  # noqa: F401
 from claude_mem.cli import viewer as _viewer  # noqa: F401
 from claude_mem.cli import worker as _worker  # noqa: F401
 from claude_mem.cli.group import cli

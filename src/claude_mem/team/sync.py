@@ -8,6 +8,7 @@ nothing there), and a project's cursor moves only after its pulled rows are comm
 
 from __future__ import annotations
 
+import os
 import secrets
 import socket
 import sqlite3
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from claude_mem import project as identity
 from claude_mem.store import team as local
 from claude_mem.store import team_server as server
 from claude_mem.team.config import TeamConfig, safe_error, team_project
@@ -64,6 +66,7 @@ class Replicator:
         self.config = config
         self.connect_local = connect_local
         self.remote: Any = None  # the psycopg connection, opened (and migrated) on first use
+        self._found_remotes: dict[str, str | None] = {}
 
     # -- the server connection ------------------------------------------------------------------
 
@@ -93,8 +96,22 @@ class Replicator:
 
     def shared_projects(self, conn: sqlite3.Connection) -> dict[str, str]:
         """Local key → team project of every local project that `team_projects` shares."""
-        return {key: team_project(key, remote) for key, remote in local.local_projects(conn).items()
-                if self.config.shares(key, remote)}
+        found = {}
+        for key, recorded in local.local_projects(conn).items():
+            remote = recorded or self._remote_on_disk(key)
+            if self.config.shares(key, remote):
+                found[key] = team_project(key, remote)
+        return found
+
+    def _remote_on_disk(self, key: str) -> str | None:
+        """The remote of a project whose remote the store has not recorded yet (no session started
+        there since it was recorded), read from its checkout's git config if it is on this machine."""
+        if key not in self._found_remotes:
+            remote = None
+            if os.path.isabs(key) and os.path.isdir(key):
+                remote = identity.remote_of(identity.locate(key)[1])
+            self._found_remotes[key] = remote
+        return self._found_remotes[key]
 
     def pulled_projects(self, conn: sqlite3.Connection, names: list[str]) -> list[str]:
         """The team projects on the server that this machine takes in."""

@@ -32,6 +32,8 @@ class WorkerContext:
     store_notes: list[str] = field(default_factory=list)
     # The embedding service sets this: {model, available, reason, embedded, total} for /health.
     vector_status: Callable[[], dict[str, object]] | None = None
+    # The team service sets this: replication state for /health and `team status` (DESIGN §12).
+    team_status: Callable[[], dict[str, object]] | None = None
     # The observer service sets this to report its provider's health in /health (see health.py).
     provider_health: Callable[[], Awaitable[dict[str, object]]] | None = None
     # The observer service sets this to the name of the provider it runs (`auto` resolved).

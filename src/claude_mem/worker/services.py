@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 from claude_mem.worker.backup_service import BackupService
 from claude_mem.worker.context import WorkerContext
 from claude_mem.worker.embedding_service import EmbeddingService
+from claude_mem.worker.team_service import TeamService
 
 log = logging.getLogger("claude_mem.worker")
 
@@ -40,7 +41,7 @@ def default_services(settings: dict[str, object]) -> list[Service]:
     from claude_mem.observer.service import ObserverService
     from claude_mem.worker.prompt_feed import PromptFeed
 
-    services: list[Service] = [BackupService(), ObserverService(), PromptFeed(), EmbeddingService()]
+    services: list[Service] = [BackupService(), ObserverService(), PromptFeed(), EmbeddingService(), TeamService()]
     services.extend(test_services())
     return services
 
