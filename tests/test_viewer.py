@@ -233,7 +233,8 @@ def test_the_page_uses_no_inline_code_and_the_csp_holds(served, open_page):
     watched = open_page(served.start().url)
     page = watched.page
     page.wait_for_selector("#empty:not([hidden])")
-    assert page.evaluate("[...document.scripts].map(s => s.src)") == [f"{served.url}static/app.js"]
+    assert page.evaluate("[...document.scripts].map(s => s.src)") == [f"{served.url}static/theme.js",
+                                                                     f"{served.url}static/app.js"]
     blocked = page.evaluate("""() => new Promise(resolve => {
         document.addEventListener('securitypolicyviolation', () => resolve(true), {once: true});
         const s = document.createElement('script'); s.textContent = 'window.__inline = 1'; document.body.append(s);

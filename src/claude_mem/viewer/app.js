@@ -1,310 +1,145 @@
-// The claude-mem viewer: a live feed of memory from the worker's HTTP API and SSE stream.
+// The claude-mem viewer: the feed, sessions, stats and settings views over the worker's HTTP API,
+// kept live by its SSE stream. This module wires them: the address bar, the filters, the stream.
+import { $, api, debounce, notice } from "./api.js";
+import * as feed from "./feed.js";
+import * as forgetting from "./forget.js";
+import * as keys from "./keys.js";
 import * as render from "./render.js";
+import * as sessions from "./sessions.js";
+import * as settings from "./settings.js";
+import { filters } from "./state.js";
+import * as stats from "./stats.js";
+import * as themes from "./themes.js";
+import * as url from "./url.js";
+import * as worker from "./worker.js";
 
-const PAGE = 20;
-const SOURCES = [["observation", "/api/observations"], ["summary", "/api/summaries"], ["prompt", "/api/prompts"]];
-const $ = (id) => document.getElementById(id);
+const TYPES = ["bugfix", "feature", "refactor", "change", "discovery", "decision"];
+const VIEW_OF_SECTION = { feed: "feed", sessions: "sessions", session: "sessions", stats: "stats", settings: "settings" };
+let disconnected = false;
 
-const state = {
-  project: "", query: "", mode: "", names: new Map(), shown: new Set(), sources: [], generation: 0,
-  searchOffset: 0, searchTotal: 0, failedCount: null, disconnected: false, started: false,
-};
-
-async function api(path, options = {}) {
-  const headers = { accept: "application/json" };
-  if (options.body) headers["content-type"] = "application/json";
-  const response = await fetch(path, { ...options, headers });
-  const body = await response.json().catch(() => null);
-  if (!response.ok) throw new Error(body?.error?.message || `${response.status} ${response.statusText}`);
-  return body;
-}
-
-function notice(message) {
-  const node = $("notice");
-  node.textContent = message;
-  node.hidden = false;
-  clearTimeout(notice.timer);
-  notice.timer = setTimeout(() => { node.hidden = true; }, 8000);
-}
-
-function projectName(key) {
-  return state.names.get(key) || render.basename(key);
-}
-
-function debounce(fn, ms) {
-  let timer;
-  return (...args) => { clearTimeout(timer); timer = setTimeout(() => fn(...args), ms); };
-}
-
-// ---- feed ------------------------------------------------------------------------------------
-
-function addItem(item, sorted) {
-  const key = `${item.kind}:${item.id}`;
-  if (state.shown.has(key)) return false;
-  state.shown.add(key);
-  const node = render.card(item, projectName);
-  const feed = $("feed");
-  // Live and caught-up items go where their time puts them; a page of the feed is already in order.
-  const before = sorted ? [...feed.children].find((child) => child.dataset.created < (item.created_at || "")) : null;
-  feed.insertBefore(node, before || null);
-  $("empty").hidden = true;
-  $("no-results").hidden = true;
-  return true;
-}
-
-async function fill(source, generation) {
-  const params = new URLSearchParams({ limit: PAGE, offset: source.offset });
-  if (state.project) params.set("project", state.project);
-  const page = await api(`${source.path}?${params}`);
-  if (generation !== state.generation) return;
-  source.offset += page.items.length;
-  source.buffer.push(...page.items.map((item) => ({ ...item, kind: source.kind })));
-  source.done = page.items.length === 0 || source.offset >= page.total;
-}
-
-// The next page of the merged feed: repeatedly take the newest head of the three lists.
-async function loadFeed(generation) {
-  let added = 0;
-  while (added < PAGE) {
-    await Promise.all(state.sources.filter((s) => !s.buffer.length && !s.done).map((s) => fill(s, generation)));
-    if (generation !== state.generation) return;
-    const ready = state.sources.filter((s) => s.buffer.length);
-    if (!ready.length) break;
-    const next = ready.reduce((a, b) => (a.buffer[0].created_at >= b.buffer[0].created_at ? a : b));
-    if (addItem(next.buffer.shift(), false)) added += 1;
+function syncControls() {
+  $("project").value = filters.project;
+  $("type").value = filters.type;
+  $("mode").value = filters.mode;
+  if ($("search").value.trim() !== filters.q) $("search").value = filters.q;
+  for (const link of document.querySelectorAll(".views a")) {
+    const view = link.dataset.view;
+    link.href = url.href({ ...filters, view });
+    if (VIEW_OF_SECTION[filters.view] === view) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
   }
-  $("more").hidden = state.sources.every((s) => s.done && !s.buffer.length);
-  finishLoad();
+  $("session-back").href = url.href({ ...filters, view: "sessions" });
 }
 
-async function loadSearch(generation) {
-  const params = new URLSearchParams({ q: state.query, kind: "observation,summary,prompt", limit: PAGE,
-    offset: state.searchOffset });
-  if (state.project) params.set("project", state.project);
-  if (state.mode) params.set("mode", state.mode);
-  const page = await api(`/api/search?${params}`);
-  if (generation !== state.generation) return;
-  state.searchOffset += page.items.length;
-  state.searchTotal = page.total;
-  page.items.forEach((item) => addItem(item, false));
-  $("more").hidden = state.searchOffset >= page.total || !page.items.length;
-  finishLoad();
+// Shows the view the filters name, loading what it needs.
+function apply() {
+  document.body.dataset.view = filters.view;
+  for (const section of document.querySelectorAll("main > .view")) section.hidden = section.id !== `view-${filters.view}`;
+  syncControls();
+  const titles = { feed: "", sessions: "Sessions", session: "Session", stats: "Stats", settings: "Settings" };
+  document.title = titles[filters.view] ? `${titles[filters.view]} · claude-mem` : "claude-mem";
+  if (filters.view === "feed") feed.show();
+  else if (filters.view === "sessions") sessions.showList();
+  else if (filters.view === "session") sessions.showSession();
+  else if (filters.view === "stats") stats.show();
+  else settings.show();
 }
 
-function finishLoad() {
-  const count = state.shown.size;
-  const empty = count === 0;
-  $("empty").hidden = !(empty && !state.query && !state.project);
-  const none = $("no-results");
-  none.hidden = !(empty && (state.query || state.project));
-  none.textContent = state.query ? "Nothing matches this search." : "Nothing stored for this project yet.";
-  $("feed-count").textContent = state.query ? `${state.searchTotal} match${state.searchTotal === 1 ? "" : "es"}`
-    : count ? `${count} shown` : "";
+// Changes filters and the address; `push` for a new history entry, not for each typed letter.
+function navigate(changes, push = true) {
+  Object.assign(filters, changes);
+  if (filters.view !== "session") filters.session = "";
+  url.write(push);
+  apply();
 }
 
-function loadMore() {
-  const generation = state.generation;
-  const button = $("more");
-  button.disabled = true;
-  (state.query ? loadSearch(generation) : loadFeed(generation))
-    .catch((error) => notice(`Could not load: ${error.message}`))
-    .finally(() => { button.disabled = false; });
+function removeEverywhere(removed) {
+  feed.forgotten(removed);
+  sessions.forgotten(removed);
+  stats.stale();
+  worker.refreshProjects();
 }
 
-function reset() {
-  state.generation += 1;
-  state.shown.clear();
-  $("feed").replaceChildren();
-  $("more").hidden = true;
-  state.searchOffset = 0;
-  state.sources = SOURCES.map(([kind, path]) => ({ kind, path, offset: 0, buffer: [], done: false }));
-  $("feed-title").textContent = state.query ? "Search results" : "Live feed";
-  loadMore();
+function askForget(target, name) {
+  forgetting.forget(target, name, removeEverywhere).then((done) => {
+    if (done && target.project) navigate({ project: "" });
+  }).catch((error) => notice(`Could not prepare to forget: ${error.message}`));
 }
 
 function live(kind, row) {
-  if (state.query || (state.project && row.project !== state.project)) return;
-  if (addItem({ ...row, kind }, true)) {
-    finishLoad();
-    refreshProjects();
-  }
-}
-
-// Items stored while the stream was down: insert those newer than the oldest one shown.
-async function catchUp() {
-  if (state.query) return;
-  const oldest = $("feed").lastElementChild?.dataset.created || "";
-  for (const [kind, path] of SOURCES) {
-    const params = new URLSearchParams({ limit: PAGE });
-    if (state.project) params.set("project", state.project);
-    const page = await api(`${path}?${params}`);
-    page.items.filter((item) => item.created_at >= oldest).forEach((item) => addItem({ ...item, kind }, true));
-  }
-  finishLoad();
-}
-
-async function toggle(card) {
-  const head = card.querySelector(".card-head");
-  const box = card.querySelector(".details");
-  const open = head.getAttribute("aria-expanded") !== "true";
-  head.setAttribute("aria-expanded", String(open));
-  box.hidden = !open;
-  if (!open || box.dataset.loaded) return;
-  box.dataset.loaded = "1";
-  const [kind, id] = card.dataset.key.split(":");
-  const ref = { observation: id, summary: `S${id}`, prompt: `P${id}` }[kind];
-  try {
-    const row = kind === "observation" ? await api(`/api/observations/${id}`)
-      : (await api("/api/observations/batch", { method: "POST", body: JSON.stringify({ ids: [ref] }) })).items[0];
-    const link = render.el("button", "link timeline-link", "Timeline around it");
-    link.type = "button";
-    link.addEventListener("click", () => showTimeline(box, ref, link));
-    box.replaceChildren(render.details(row, !!card.querySelector(":scope > .fields")), link);
-  } catch (error) {
-    delete box.dataset.loaded;
-    box.replaceChildren(render.el("p", "error", `Could not load it: ${error.message}`));
-  }
-}
-
-async function showTimeline(box, ref, link) {
-  link.disabled = true;
-  try {
-    const result = await api(`/api/timeline?${new URLSearchParams({ anchor: ref, before: 5, after: 5 })}`);
-    link.replaceWith(render.timeline(result, projectName));
-  } catch (error) {
-    link.disabled = false;
-    notice(`Could not load the timeline: ${error.message}`);
-  }
-}
-
-// ---- worker state ----------------------------------------------------------------------------
-
-function showHealth(health) {
-  const provider = health.provider || { name: "?", ok: false, reason: "" };
-  const badge = $("health");
-  badge.classList.toggle("ok", !!provider.ok);
-  badge.classList.toggle("warn", !provider.ok);
-  badge.classList.remove("down");
-  badge.querySelector(".badge-text").textContent = `${provider.name} · ${provider.ok ? "observing" : "not observing"}`;
-  badge.title = provider.reason || "the observer is working";
-  $("provider").textContent = provider.ok ? `${provider.name}: working` : `${provider.name}: ${provider.reason}`;
-  $("provider").classList.toggle("warn-text", !provider.ok);
-  if ("warnings" in health) showSettingsWarnings(health.warnings);
-  showCounts(health.queue);
-}
-
-// Refused settings (a bad value in settings.json or the environment): the worker uses another value.
-function showSettingsWarnings(warnings) {
-  const list = Array.isArray(warnings) ? warnings : [];
-  $("settings-warnings-list").replaceChildren(...list.map((text) => render.el("li", "", text)));
-  $("settings-warnings").hidden = list.length === 0;
-}
-
-function showCounts(queue) {
-  $("counts").replaceWith(Object.assign(render.counts(queue), { id: "counts" }));
-  const failed = queue ? queue.failed : 0;
-  $("health").classList.toggle("has-failed", failed > 0);
-  const flag = $("health").querySelector(".badge-failed");
-  flag.hidden = !(failed > 0);
-  flag.textContent = `${failed} failed`;
-  if (failed !== state.failedCount) {
-    state.failedCount = failed;
-    loadFailed();
-  }
-}
-
-async function loadFailed() {
-  try {
-    const queue = await api("/api/queue?status=failed&limit=50");
-    const items = queue.items.map((event) => render.failedEvent(event, projectName, retry));
-    $("failed").replaceChildren(...items);
-    $("queue-empty").hidden = items.length > 0;
-    $("retry-all").hidden = items.length < 2;
-  } catch (error) {
-    notice(`Could not read the queue: ${error.message}`);
-  }
-}
-
-async function retry(id, button) {
-  if (button) button.disabled = true;
-  try {
-    const result = await api("/api/queue/retry", { method: "POST",
-      body: JSON.stringify(id === "all" ? { all: true } : { ids: [id] }) });
-    state.failedCount = null;
-    showCounts(result.counts);
-  } catch (error) {
-    if (button) button.disabled = false;
-    notice(`Retry failed: ${error.message}`);
-  }
-}
-
-async function refreshProjectsNow() {
-  const { items } = await api("/api/projects");
-  state.names = new Map(items.map((p) => [p.project, p.name]));
-  const select = $("project");
-  const options = items.map((p) => Object.assign(render.el("option", "", p.name), { value: p.project }));
-  select.replaceChildren(Object.assign(render.el("option", "", "All projects"), { value: "" }), ...options);
-  select.value = state.project;
-  const sum = (name) => items.reduce((total, p) => total + (p[name] || 0), 0);
-  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
-  $("totals").textContent = items.length
-    ? `${plural(sum("observations"), "observation")}, ${plural(sum("summaries"), "summary").replace("summarys", "summaries")}`
-      + ` and ${plural(sum("prompts"), "prompt")} from ${plural(sum("sessions"), "session")} in ${plural(items.length, "project")}.`
-    : "Nothing stored yet.";
-}
-
-const refreshProjects = debounce(() => refreshProjectsNow().catch(() => {}), 1500);
-
-function setConnected(connected) {
-  $("banner").hidden = connected;
-  if (!connected) {
-    const badge = $("health");
-    badge.classList.remove("ok", "warn");
-    badge.classList.add("down");
-    badge.querySelector(".badge-text").textContent = "disconnected";
-  }
+  if (feed.live(kind, row)) worker.refreshProjects();
+  sessions.stale();
+  stats.stale();
 }
 
 function connect() {
   const stream = new EventSource("/stream");
   stream.addEventListener("open", () => {
-    setConnected(true);
-    if (state.disconnected) {
-      state.disconnected = false;
-      state.failedCount = null;
-      refreshProjects();
-      catchUp().catch((error) => notice(`Could not catch up: ${error.message}`));
+    worker.setConnected(true);
+    if (disconnected) {
+      disconnected = false;
+      worker.forgetCounts();
+      worker.refreshProjects();
+      settings.reconnected();
+      feed.catchUp().catch((error) => notice(`Could not catch up: ${error.message}`));
     }
   });
   stream.addEventListener("error", () => {
-    state.disconnected = true;
-    setConnected(false);
+    disconnected = true;
+    worker.setConnected(false);
     // The browser retries a dropped stream itself; a refused one (CLOSED) needs a new EventSource.
     if (stream.readyState === EventSource.CLOSED) setTimeout(connect, 3000);
   });
   for (const kind of ["observation", "summary", "prompt"]) {
     stream.addEventListener(kind, (event) => live(kind, JSON.parse(event.data)));
   }
-  stream.addEventListener("queue", (event) => showCounts(JSON.parse(event.data)));
-  stream.addEventListener("health", (event) => showHealth(JSON.parse(event.data)));
+  stream.addEventListener("forget", (event) => removeEverywhere(JSON.parse(event.data)));
+  stream.addEventListener("queue", (event) => worker.showCounts(JSON.parse(event.data)));
+  stream.addEventListener("health", (event) => worker.showHealth(JSON.parse(event.data)));
+}
+
+function installControls() {
+  $("type").append(...TYPES.map((type) => Object.assign(render.el("option", "", type), { value: type })));
+  $("project").addEventListener("change", (event) => navigate({ project: event.target.value }));
+  $("type").addEventListener("change", (event) => navigate({ type: event.target.value }));
+  $("mode").addEventListener("change", (event) => navigate({ mode: event.target.value }));
+  // Typing replaces the address (no history entry per letter); a search starts from the feed.
+  $("search").addEventListener("input", debounce((event) => {
+    const q = event.target.value.trim();
+    if (q === filters.q) return;
+    const fresh = !filters.q && filters.view === "feed";
+    navigate({ q, view: "feed" }, fresh || filters.view !== "feed");
+  }, 250));
+  // In-page links change the view without a reload; modified clicks keep the browser's behaviour.
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest("a[href^='?'], .views a, #session-back, a[data-internal]");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    const target = new URL(link.href);
+    if (target.search === window.location.search) return;
+    window.history.pushState(null, "", target.search || window.location.pathname);
+    Object.assign(filters, url.read());
+    apply();
+  });
+  window.addEventListener("popstate", () => {
+    Object.assign(filters, url.read());
+    apply();
+  });
 }
 
 function start() {
-  $("project").addEventListener("change", (event) => { state.project = event.target.value; reset(); });
-  $("mode").addEventListener("change", (event) => { state.mode = event.target.value; if (state.query) reset(); });
-  $("search").addEventListener("input", debounce((event) => {
-    const query = event.target.value.trim();
-    if (query !== state.query) { state.query = query; reset(); }
-  }, 250));
-  $("more").addEventListener("click", loadMore);
-  $("retry-all").addEventListener("click", (event) => retry("all", event.target));
-  $("feed").addEventListener("click", (event) => {
-    const head = event.target.closest(".card-head");
-    if (head) toggle(head.closest(".card"));
-  });
+  Object.assign(filters, url.read());
+  installControls();
+  themes.install();
+  keys.install(() => navigate({ q: "" }, true));
+  worker.install();
+  feed.install(askForget);
+  sessions.install(askForget);
+  settings.install();
+  stats.install();
   setInterval(() => render.refreshTimes(document), 30000);
-  refreshProjectsNow().catch((error) => notice(`Could not list projects: ${error.message}`)).finally(reset);
-  api("/health").then(showHealth).catch(() => setConnected(false));
+  worker.refreshProjectsNow().catch((error) => notice(`Could not list projects: ${error.message}`)).finally(apply);
+  api("/health").then(worker.showHealth).catch(() => worker.setConnected(false));
   connect();
 }
 

@@ -8,6 +8,24 @@ export function el(tag, className, text) {
   return node;
 }
 
+export function button(className, text) {
+  const node = el("button", className, text);
+  node.type = "button";
+  return node;
+}
+
+// An in-page link (app.js turns its click into a view change; a middle click opens a new tab).
+export function viewLink(className, text, params) {
+  const node = el("a", className, text);
+  node.href = `?${new URLSearchParams(params)}`;
+  node.dataset.internal = "";
+  return node;
+}
+
+export function sessionLink(contentSessionId, text = "Whole session") {
+  return viewLink("link session-link", text, { view: "session", session: contentSessionId });
+}
+
 export function basename(path) {
   const parts = String(path || "").split(/[\\/]/).filter(Boolean);
   return parts.length ? parts[parts.length - 1] : String(path || "");
@@ -37,26 +55,27 @@ export function refreshTimes(root) {
   for (const node of root.querySelectorAll("time.when")) node.textContent = relativeTime(node.dateTime);
 }
 
-function badge(kind, type) {
+export function badge(kind, type) {
   const label = kind === "observation" ? type : kind;
   return el("span", `tag tag-${String(label).replace(/[^a-z]/g, "")}`, label);
 }
 
 function meta(item, projectName) {
   const line = el("div", "meta");
-  line.append(timeEl(item.created_at), el("span", "project", projectName(item.project)),
-    el("span", "ref", item.ref || (item.kind === "observation" ? `#${item.id}` : "")));
+  line.append(timeEl(item.created_at), el("span", "project", projectName(item.project)));
+  if (item.author) line.append(el("span", "author", `by ${item.author}`));
+  line.append(el("span", "ref", item.ref || (item.kind === "observation" ? `#${item.id}` : "")));
   return line;
 }
 
-function headline(item) {
+export function headline(item) {
   if (item.title) return item.title;
   if (item.kind === "summary") return item.request || "Session summary";
   if (item.kind === "prompt") return item.text;
   return "(untitled)";
 }
 
-function fields(pairs) {
+export function fields(pairs) {
   const list = el("dl", "fields");
   for (const [label, value] of pairs) {
     if (!value || (Array.isArray(value) && !value.length)) continue;
@@ -88,8 +107,10 @@ export function card(item, projectName) {
   const li = el("li", `card kind-${item.kind}`);
   li.dataset.key = `${item.kind}:${item.id}`;
   li.dataset.created = item.created_at || "";
-  const head = el("button", "card-head");
-  head.type = "button";
+  li.dataset.project = item.project || "";
+  li.dataset.select = "";
+  const head = button("card-head");
+  head.dataset.open = "";
   head.setAttribute("aria-expanded", "false");
   head.append(badge(item.kind, item.type), el("span", "title", headline(item)));
   li.append(head);
@@ -127,7 +148,7 @@ export function details(row, brief = false) {
   return box;
 }
 
-export function timeline(result, projectName) {
+export function timeline(result) {
   const list = el("ol", "timeline");
   for (const item of result.items) {
     const li = el("li", item.anchor ? "anchor" : "");
@@ -155,10 +176,9 @@ export function failedEvent(event, projectName, onRetry) {
   const head = el("div", "failed-head");
   const what = event.tool ? `${event.kind} · ${event.tool}` : event.kind;
   head.append(el("strong", "", what), el("span", "muted", `${event.attempts} attempts`));
-  const button = el("button", "retry", "Retry");
-  button.type = "button";
-  button.addEventListener("click", () => onRetry(event.id, button));
-  head.append(button);
+  const retry = button("retry", "Retry");
+  retry.addEventListener("click", () => onRetry(event.id, retry));
+  head.append(retry);
   li.append(head, el("pre", "error", event.last_error || "(no error recorded)"));
   const line = el("div", "meta");
   line.append(timeEl(event.created_at), el("span", "project", projectName(event.project)));

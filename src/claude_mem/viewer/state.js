@@ -1,0 +1,13 @@
+// What the page shows, as the address bar says it: the view and its filters (see url.js).
+import { basename } from "./render.js";
+
+export const VIEWS = ["feed", "sessions", "session", "stats", "settings"];
+
+export const filters = { view: "feed", project: "", type: "", mode: "", q: "", session: "" };
+
+// Project key → display name, from /api/projects.
+export const names = new Map();
+
+export function projectName(key) {
+  return names.get(key) || basename(key);
+}

@@ -1,0 +1,104 @@
+// The worker's state beside the feed: observer health, queue counts, failed events, project totals.
+import { $, api, debounce, notice, plural } from "./api.js";
+import * as render from "./render.js";
+import { filters, names, projectName } from "./state.js";
+
+let failedCount = null;
+
+export function showHealth(health) {
+  const provider = health.provider || { name: "?", ok: false, reason: "" };
+  const badge = $("health");
+  badge.classList.toggle("ok", !!provider.ok);
+  badge.classList.toggle("warn", !provider.ok);
+  badge.classList.remove("down");
+  badge.querySelector(".badge-text").textContent = `${provider.name} · ${provider.ok ? "observing" : "not observing"}`;
+  badge.title = provider.reason || "the observer is working";
+  $("provider").textContent = provider.ok ? `${provider.name}: working` : `${provider.name}: ${provider.reason}`;
+  $("provider").classList.toggle("warn-text", !provider.ok);
+  if ("warnings" in health) showSettingsWarnings(health.warnings);
+  showCounts(health.queue);
+}
+
+// Refused settings (a bad value in settings.json or the environment): the worker uses another value.
+function showSettingsWarnings(warnings) {
+  const list = Array.isArray(warnings) ? warnings : [];
+  $("settings-warnings-list").replaceChildren(...list.map((text) => render.el("li", "", text)));
+  $("settings-warnings").hidden = list.length === 0;
+}
+
+export function showCounts(queue) {
+  $("counts").replaceWith(Object.assign(render.counts(queue), { id: "counts" }));
+  const failed = queue ? queue.failed : 0;
+  $("health").classList.toggle("has-failed", failed > 0);
+  const flag = $("health").querySelector(".badge-failed");
+  flag.hidden = !(failed > 0);
+  flag.textContent = `${failed} failed`;
+  if (failed !== failedCount) {
+    failedCount = failed;
+    loadFailed();
+  }
+}
+
+export function forgetCounts() {
+  failedCount = null;
+}
+
+async function loadFailed() {
+  try {
+    const queue = await api("/api/queue?status=failed&limit=50");
+    const items = queue.items.map((event) => render.failedEvent(event, projectName, retry));
+    $("failed").replaceChildren(...items);
+    $("queue-empty").hidden = items.length > 0;
+    $("retry-all").hidden = items.length < 2;
+  } catch (error) {
+    notice(`Could not read the queue: ${error.message}`);
+  }
+}
+
+async function retry(id, button) {
+  if (button) button.disabled = true;
+  try {
+    const result = await api("/api/queue/retry", { method: "POST",
+      body: JSON.stringify(id === "all" ? { all: true } : { ids: [id] }) });
+    failedCount = null;
+    showCounts(result.counts);
+  } catch (error) {
+    if (button) button.disabled = false;
+    notice(`Retry failed: ${error.message}`);
+  }
+}
+
+export async function refreshProjectsNow() {
+  const { items } = await api("/api/projects");
+  names.clear();
+  items.forEach((p) => names.set(p.project, p.name));
+  const select = $("project");
+  const options = items.map((p) => Object.assign(render.el("option", "", p.name), { value: p.project }));
+  // A project in the address that has nothing stored (yet, or any more) stays selectable.
+  if (filters.project && !names.has(filters.project)) {
+    options.push(Object.assign(render.el("option", "", render.basename(filters.project)), { value: filters.project }));
+  }
+  select.replaceChildren(Object.assign(render.el("option", "", "All projects"), { value: "" }), ...options);
+  select.value = filters.project;
+  const sum = (name) => items.reduce((total, p) => total + (p[name] || 0), 0);
+  $("totals").textContent = items.length
+    ? `${plural(sum("observations"), "observation")}, ${plural(sum("summaries"), "summary", "summaries")}`
+      + ` and ${plural(sum("prompts"), "prompt")} from ${plural(sum("sessions"), "session")} in ${plural(items.length, "project")}.`
+    : "Nothing stored yet.";
+}
+
+export const refreshProjects = debounce(() => refreshProjectsNow().catch(() => {}), 1500);
+
+export function setConnected(connected) {
+  $("banner").hidden = connected;
+  if (!connected) {
+    const badge = $("health");
+    badge.classList.remove("ok", "warn");
+    badge.classList.add("down");
+    badge.querySelector(".badge-text").textContent = "disconnected";
+  }
+}
+
+export function install() {
+  $("retry-all").addEventListener("click", (event) => retry("all", event.target));
+}
