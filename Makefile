@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 # Debian packages the tests need; installed by scripts/system-deps.sh when missing.
-SYSTEM_PACKAGES := chromium
+SYSTEM_PACKAGES := chromium postgresql
 
 .PHONY: demo test check bench soak clean
 

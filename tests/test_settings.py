@@ -95,7 +95,8 @@ def test_secrets_are_masked(monkeypatch):
     assert shown["openai_api_key"] == settings.MASK
     assert shown["anthropic_api_key"] == ""  # unset secrets stay visibly empty
     assert "sk-proj" not in json.dumps(shown)
-    assert {key for key in settings.SPEC if settings.is_secret(key)} == {"anthropic_api_key", "openai_api_key"}
+    assert {key for key in settings.SPEC if settings.is_secret(key)} == {"anthropic_api_key", "openai_api_key",
+                                                                         "team_database_url"}
 
 
 def test_readme_documents_every_setting_with_its_default():

@@ -10,9 +10,11 @@ EXPECTED_TABLES = {
     "schema_migrations": ["version", "name", "applied_at"],
     "sessions": [
         "id", "content_session_id", "project", "cwd", "title", "status", "observer_provider",
-        "memory_session_id", "last_injected_at", "started_at", "ended_at", "last_activity_at", "uid",
+        "memory_session_id", "last_injected_at", "started_at", "ended_at", "last_activity_at", "uid", "author", "device",
+        "team_rev",
     ],
-    "prompts": ["id", "session_id", "prompt_number", "text", "private", "created_at", "uid"],
+    "prompts": ["id", "session_id", "prompt_number", "text", "private", "created_at", "uid", "author", "device",
+                "team_rev"],
     "pending_events": [
         "id", "event_key", "session_id", "kind", "prompt_number", "payload", "status", "attempts",
         "last_error", "lease_until", "next_attempt_at", "created_at", "processed_at",
@@ -20,29 +22,32 @@ EXPECTED_TABLES = {
     "observations": [
         "id", "session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts",
         "files_read", "files_modified", "prompt_number", "content_hash", "input_tokens", "output_tokens",
-        "fetch_count", "created_at", "uid",
+        "fetch_count", "created_at", "uid", "author", "device", "team_rev",
     ],
     "observation_sources": ["observation_id", "event_id"],
     "summaries": [
         "id", "session_id", "project", "event_id", "prompt_number", "request", "investigated", "learned",
         "completed", "next_steps", "files_read", "files_edited", "notes", "input_tokens", "output_tokens",
-        "created_at", "uid",
+        "created_at", "uid", "author", "device", "team_rev",
     ],
     "vectors": ["kind", "row_id", "model", "vector"],
     "shown": ["session_id", "observation_id"],
     "vector_generation": ["id", "generation"],
     "projects": ["key", "remote", "first_seen"],
     "project_aliases": ["alias", "project", "created_at"],
+    "team_tombstones": ["uid", "kind", "project", "deleted_at"],
+    "team_state": ["key", "value"],
 }
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
     "observations_vector_delete", "summaries_vector_delete", "prompts_vector_delete", "observations_vector_update",
     "vectors_generation_insert", "vectors_generation_delete"} | {
-    f"{t}_uid_insert" for t in ("sessions", "prompts", "observations", "summaries")}
+    f"{t}_uid_insert" for t in ("sessions", "prompts", "observations", "summaries")} | {
+    f"{t}_team_tombstone" for t in ("sessions", "prompts", "observations", "summaries")} | {"sessions_team_changed"}
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
     "summaries_project", "shown_observation", "sessions_uid", "prompts_uid", "observations_uid", "summaries_uid",
-    "projects_remote",
+    "projects_remote", "sessions_unpushed", "observations_unpushed", "summaries_unpushed", "prompts_unpushed",
 }
 
 

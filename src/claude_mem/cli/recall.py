@@ -75,7 +75,7 @@ def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
     for item in items:
         cells = [Text(item["ref"]), Text(when(item["created_at"])),
                  Text(names.get(item["project"], item["project"] or "")), Text(item["type"] or ""),
-                 one_line(item["title"])]
+                 one_line(item["title"] + (f" (by {item['author']})" if item.get("author") else ""))]
         if anchor_column:
             cells.insert(0, Text("▶" if item.get("anchor") else ""))
         table.add_row(*cells)
@@ -91,6 +91,7 @@ def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
 @click.option("--until", help="Stored before (a bare date includes that day).")
 @click.option("--file", "file", help="Only observations that read or modified a file whose path contains this.")
 @click.option("--concept", help="Only observations tagged with this concept (e.g. gotcha, trade-off).")
+@click.option("--author", help="Team memory: only observations pulled from this teammate (as team status names them).")
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
               help="What to search (repeatable); default observation.")
 @click.option("--mode", type=click.Choice(MODES),
@@ -102,8 +103,8 @@ def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @recall_errors
 def search(query: str, project: str | None, types: str | None, since: str | None, until: str | None,
-           file: str | None, concept: str | None, kinds: tuple[str, ...], mode: str, limit: int, offset: int,
-           order: str, as_json: bool) -> None:
+           file: str | None, concept: str | None, author: str | None, kinds: tuple[str, ...], mode: str, limit: int,
+           offset: int, order: str, as_json: bool) -> None:
     """Search memory by words and by meaning.
 
     The default `--mode hybrid` (where embeddings exist) ranks by both: full-text BM25 over the
@@ -115,7 +116,7 @@ def search(query: str, project: str | None, types: str | None, since: str | None
         raise RecallError("empty query: give one or more words to search for")
     with opened() as conn:
         wanted = SearchQuery.build(query, mode=mode, project=resolve_project(conn, project), types=types,
-                                   since=since, until=until, file=file, concept=concept,
+                                   since=since, until=until, file=file, concept=concept, author=author,
                                    kinds=kinds or ("observation",), limit=limit, offset=offset, order=order)
         result = run_search(conn, wanted)
         names = display_map(conn)
@@ -136,7 +137,8 @@ def render_record(item: dict, names: dict[str, str]) -> None:
     out = console()
     kind = item["kind"]
     out.print(Text(f"{ref(kind, item['id'])} {item.get('type', kind)} · {when(item['created_at'])} · "
-                   f"{names.get(str(item.get('project')), item.get('project'))}", style="bold"))
+                   f"{names.get(str(item.get('project')), item.get('project'))}"
+                   + (f" · by {item['author']}" if item.get("author") else ""), style="bold"))
     for name in RECORD_FIELDS[kind]:
         value = item.get(name)
         if value in (None, "", []):

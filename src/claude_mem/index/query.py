@@ -69,6 +69,7 @@ class SearchQuery:
         until: str | None = None,
         file: str | None = None,
         concept: str | None = None,
+        author: str | None = None,
         kinds: str | Iterable[str] | None = ("observation",),
         limit: int = DEFAULT_LIMIT,
         offset: int = 0,
@@ -78,8 +79,8 @@ class SearchQuery:
 
         `types` and `kinds` take a list or a comma-separated string. `since`/`until` take what
         `parse_time` does (a bare `until` date includes that day). `project` is a project key
-        (surfaces resolve display names and paths first). Type, file and concept filters apply to
-        observations only. Without text nothing is ranked: `relevance` becomes `newest` and only
+        (surfaces resolve display names and paths first). Type, file, concept and author (team
+        memory: rows pulled from that teammate) filters apply to observations only. Without text nothing is ranked: `relevance` becomes `newest` and only
         observations are listed.
         """
         mode = mode or ""
@@ -98,6 +99,7 @@ class SearchQuery:
             raise RecallError(f"offset must be 0..{MAX_OFFSET}, not {offset}")
         filters = SearchFilters(
             project=project or None, types=wanted_types, file=file or None, concept=concept or None,
+            author=author or None,
             since=_time("since", since), until=_time("until", until, end_of_day=True),
         )
         if text is None:

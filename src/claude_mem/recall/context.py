@@ -124,7 +124,8 @@ def _row_text(row: tuple) -> tuple[str, str, int]:
     day = when.strftime("%Y-%m-%d") if when else clean(row[1], 10)
     clock = when.strftime("%H:%M") if when else ""
     title = clean(row[3], TITLE_CHARS) or "(untitled)"
-    return day, f"#{row[0]} {clock} {clean(row[2], 12)} {title}", (int(row[4] or 0) + 3) // 4
+    author = f" (by {clean(row[5], 40)})" if len(row) > 5 and row[5] else ""  # team memory: a teammate's
+    return day, f"#{row[0]} {clock} {clean(row[2], 12)} {title}{author}", (int(row[4] or 0) + 3) // 4
 
 
 def _setting_int(values: dict, name: str) -> int:

@@ -235,7 +235,7 @@ def build(directory: str) -> bool:
     steps = [
         ("venv", [sys.executable, "-m", "venv", target], 300),
         ("tools", pip + [mcp_requirement()], PIP_TIMEOUT),
-        ("worker", pip + [CHECKOUT + "[search]"], PIP_TIMEOUT),
+        ("worker", pip + [CHECKOUT + "[search,team]"], PIP_TIMEOUT),
     ]
     resume = tools_ready(directory)
     if not resume:

@@ -28,11 +28,12 @@ def observation_total(conn: sqlite3.Connection, project: str, since: str | None 
 
 
 def index_rows(conn: sqlite3.Connection, project: str, since: str | None, limit: int) -> list[tuple]:
-    """The newest observations, newest first: (id, created_at, type, title, characters of their full text)."""
+    """The newest observations, newest first: (id, created_at, type, title, characters of their full text,
+    author: None for this machine's own, a teammate's name for team memory)."""
     where, args = _since(since)
     return conn.execute(
         "SELECT id, created_at, type, title, length(narrative) + length(facts) + length(title)"
-        f" + coalesce(length(subtitle), 0) FROM observations WHERE project = ?{where}"
+        f" + coalesce(length(subtitle), 0), author FROM observations WHERE project = ?{where}"
         " ORDER BY created_at DESC, id DESC LIMIT ?",
         (project, *args, limit),
     ).fetchall()

@@ -35,11 +35,12 @@ class SearchFilters:
     until: str | None = None  # exclusive
     file: str | None = None  # a substring of a path read or modified
     concept: str | None = None  # one concept tag, case-insensitive
+    author: str | None = None  # team memory: rows pulled from this teammate (observations only)
 
     @property
     def observations_only(self) -> bool:
         """Type, file and concept describe observations, so summaries and prompts never match them."""
-        return bool(self.types or self.file or self.concept)
+        return bool(self.types or self.file or self.concept or self.author)
 
 
 # -- helpers ------------------------------------------------------------------------------------------
@@ -91,13 +92,16 @@ def observation_filters(filters: SearchFilters) -> tuple[list[str], list[object]
     if filters.concept:
         where.append("EXISTS (SELECT 1 FROM json_each(o.concepts) WHERE lower(value) = lower(?))")
         args.append(filters.concept)
+    if filters.author:
+        where.append("o.author = ?")
+        args.append(filters.author)
     return where, args
 
 
 _OBSERVATION_SELECT = (
     "SELECT 'observation' AS kind, o.id AS id, '#' || o.id AS ref, o.created_at AS created_at,"
     " o.project AS project, o.type AS type, o.title AS title, o.subtitle AS subtitle,"
-    " substr(o.narrative, 1, 160) AS snippet, {score} AS score, o.session_id AS session_id"
+    " substr(o.narrative, 1, 160) AS snippet, {score} AS score, o.session_id AS session_id, o.author AS author"
 )
 _RANK = f"bm25(observations_fts, {OBSERVATION_WEIGHTS})"
 _FTS_JOIN = " FROM observations_fts CROSS JOIN observations o ON o.id = observations_fts.rowid"

@@ -87,7 +87,7 @@ def search_query(query: dict[str, str], text: str | None, project: str | None, o
     return SearchQuery.build(
         text, mode=query.get("mode"), project=project, types=query.get("type"), since=query.get("since"),
         until=query.get("until"), file=query.get("file"), concept=query.get("concept"),
-        kinds=query.get("kind") or "observation", limit=limit, offset=offset, order=order,
+        author=query.get("author"), kinds=query.get("kind") or "observation", limit=limit, offset=offset, order=order,
     )
 
 

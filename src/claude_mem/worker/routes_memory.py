@@ -20,7 +20,7 @@ MAX_SESSION_ID = 1000
 
 async def list_observations(request: Request) -> Response:
     """`{items, total, limit, offset}`: full observations matching the filters, newest first."""
-    query = common.params(request, (*LIST_PARAMS, "type", "file", "concept", "order"))
+    query = common.params(request, (*LIST_PARAMS, "type", "file", "concept", "author", "order"))
     order = str(common.choice(query, "order", ("newest", "oldest"), "newest"))
 
     def work(conn: sqlite3.Connection) -> dict[str, object]:

@@ -24,7 +24,7 @@ MAX_RELATED = 100
 
 async def search_route(request: Request) -> Response:
     """`{items, total, match, limit, offset}`: BM25-ranked rows (`kind`, `ref`, title, snippet, …)."""
-    query = common.params(request, ("q", "project", "type", "since", "until", "file", "concept", "kind", "mode",
+    query = common.params(request, ("q", "project", "type", "since", "until", "file", "concept", "author", "kind", "mode",
                                     "order", *common.PAGING))
     text = (query.get("q") or "").strip()
     if not text:
