@@ -136,3 +136,18 @@ def test_a_wrong_password_is_one_line_in_status_and_health_and_never_in_a_log(tm
         for name in files:
             with open(os.path.join(folder, name), "rb") as handle:
                 assert b"Wrong-Secret-42" not in handle.read() or name == "settings.json", name
+
+
+def test_doctor_checks_the_team_server(tmp_path, team_url, pg):
+    app = checkout(tmp_path, "alice")
+    good = data_dir_for(tmp_path, "alice", team_url)
+    bad = data_dir_for(tmp_path, "bob", team_url.replace(team_url.split("@")[1].split("/")[0], "127.0.0.1:1"))
+
+    def team_line(data_dir):
+        report = json.loads(run(data_dir, app, "doctor", "--json", check=False).stdout)
+        return next(check for check in report if check["name"] == "team")
+
+    line = team_line(good)
+    assert line["status"] == "ok" and "reachable" in line["detail"]
+    line = team_line(bad)
+    assert line["status"] == "problem" and "cannot connect" in line["detail"] and "pw-" not in line["detail"]

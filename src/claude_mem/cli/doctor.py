@@ -6,13 +6,14 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from claude_mem.cli import checks, checks_claude, checks_runtime
+from claude_mem.cli import checks, checks_claude, checks_runtime, checks_team
 from claude_mem.cli.checks import INFO, OK, PROBLEM, WARNING, Check, Context
 from claude_mem.cli.output import console, emit_json
 
 CHECKS = (checks.python_checks, checks.data_dir_checks, checks.database_checks, checks_runtime.settings_checks,
           checks_runtime.worker_checks, checks_runtime.observer_checks, checks_claude.hooks_checks,
-          checks_runtime.environment_checks, checks_runtime.search_checks, checks_claude.original_checks)
+          checks_runtime.environment_checks, checks_runtime.search_checks, checks_team.team_checks,
+          checks_claude.original_checks)
 MARKS = {OK: ("✓", "green"), INFO: ("·", "cyan"), WARNING: ("!", "yellow"), PROBLEM: ("✗", "red")}
 
 
