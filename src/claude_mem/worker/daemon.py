@@ -159,7 +159,12 @@ def worker_info(ctx: WorkerContext) -> dict[str, object]:
 async def serve(server: Server, sock: socket.socket, ctx: WorkerContext) -> None:
     if _stop_requested:
         server.should_exit = True
-    ctx.shutdown = lambda: setattr(server, "should_exit", True)
+
+    def shutdown() -> None:
+        log.info("shutting down on request%s", " to restart" if ctx.restart_port is not None else "")
+        server.should_exit = True
+
+    ctx.shutdown = shutdown
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
