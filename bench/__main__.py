@@ -120,7 +120,23 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
         found.append(("observer throughput (offline provider)", f"{worker['observer_events_per_s']} events/s", "", None))
         found.append(("worker resident memory", f"{worker['worker_rss_mb']} MB", f"≤ {worker['memory_budget_mb']} MB",
                       worker["worker_rss_mb"] <= worker["memory_budget_mb"]))
+    found += team_rows(report.get("team"))
     return found
+
+
+def team_rows(team: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    if not team:
+        return []
+    lag, initial, drain = team["lag"], team["initial"], team["drain"]
+    return [
+        (f"team lag, committed on A → in B's store ({lag['samples']} probes, {lag['interval_s']} s interval)",
+         f"p50 {lag['p50_s']} s, p90 {lag['p90_s']} s", f"p50 ≤ {lag['budget_p50_s']} s", lag["p50_s"] <= lag["budget_p50_s"]),
+        (f"team push, {initial['observations']:,} observations",
+         f"{initial['push_rows_per_s']:,} rows/s = {initial['push_ratio_to_bare']}× bare COPY", "", None),
+        (f"team initial pull, {initial['observations']:,} observations",
+         f"{initial['pull_rows_per_s']:,} rows/s = {initial['pull_ratio_to_bare']}× bare COPY", "", None),
+        (f"team outbox drain after an outage, {drain['rows']:,} rows", f"{drain['rows_per_s']:,} rows/s", "", None),
+    ]
 
 
 def search_rows(search: dict | None) -> list[tuple[str, str, str, bool | None]]:

@@ -1,0 +1,190 @@
+"""`python -m bench team [--quick] [--size N]`: team memory on a throwaway PostgreSQL (Debian's package).
+
+Figures:
+- **lag**: two real workers (two data dirs, one shared project) at the default `team_sync_seconds`;
+  an observation committed to A's store (as the observer commits one) until it is in B's store,
+  where search finds it. p50 and p90 over `SAMPLES` observations (quick: 5), one at a time, at random
+  moments. Budget p50 ≤ 2 s.
+- **initial pull**: `--size` observations (default 100k; quick 10k) pushed by A, then pulled by a
+  fresh B in one `team sync`: rows per second for each, beside a bare baseline measured in the same
+  run (the same rows copied with one psycopg COPY into a plain table, no upsert or local store).
+- **outbox drain after an outage**: the server stopped while A writes 10% of `--size` more
+  observations; after it returns, the time for one exchange to push them all (rows per second).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+
+from bench.bench_search import option
+from bench.pg_cluster import Cluster
+from claude_mem import settings
+from claude_mem.runtime import control
+from claude_mem.store import db
+from claude_mem.team.config import from_settings
+from claude_mem.team.sync import Replicator
+
+REMOTE = "github.com/acme/app"
+SAMPLES = 20
+LAG_BUDGET_P50_S = 2.0
+
+
+def machine(root: str, name: str, url: str) -> tuple[str, str]:
+    """A data dir sharing REMOTE, and its project key."""
+    data_dir = os.path.join(root, name)
+    os.makedirs(data_dir)
+    with open(settings.settings_path(data_dir), "w") as handle:
+        json.dump({"team_database_url": url, "team_projects": [REMOTE], "team_author": name,
+                   "backup_interval_hours": 0, "provider": "offline", "worker_port": 0}, handle)
+    key = f"/home/{name}/app"
+    conn = db.connect(db.db_path(data_dir))
+    conn.execute("INSERT INTO projects (key, remote) VALUES (?, ?)", (key, REMOTE))
+    conn.close()
+    return data_dir, key
+
+
+def fill(data_dir: str, key: str, count: int, tag: str) -> None:
+    """`count` observations in sessions of 100, written in one transaction as the observer writes them."""
+    start = datetime.now(UTC) - timedelta(days=30)
+    conn = db.connect(db.db_path(data_dir))
+    conn.execute("BEGIN")
+    session = 0
+    for n in range(count):
+        if n % 100 == 0:
+            session = conn.execute("INSERT INTO sessions (content_session_id, project, started_at) VALUES (?, ?, ?)",
+                                   (f"{tag}-{n}", key, start.isoformat())).lastrowid
+        title = f"Observation {n} of {tag}: lease renewal and the sweeper interval"
+        conn.execute(
+            "INSERT INTO observations (session_id, project, type, title, narrative, facts, concepts, content_hash,"
+            " created_at) VALUES (?, ?, 'discovery', ?, ?, '[\"a fact\"]', '[\"leases\"]', ?, ?)",
+            (session, key, title, f"{title}. A narrative of a few sentences about what was learned and why it matters"
+             " for the next session that touches this code.", hashlib.sha256(title.encode()).hexdigest(),
+             (start + timedelta(seconds=n)).isoformat()))
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def replicator(data_dir: str) -> Replicator:
+    return Replicator(from_settings(settings.load(data_dir)), lambda: db.connect(db.db_path(data_dir)))
+
+
+def timed_sync(data_dir: str) -> tuple[float, object]:
+    worker = replicator(data_dir)
+    try:
+        started = time.perf_counter()
+        totals = worker.sync_once()
+        return time.perf_counter() - started, totals
+    finally:
+        worker.close()
+
+
+def bare_copy(cluster: Cluster, database: str, rows: int) -> float:
+    """Seconds to COPY `rows` rows of the same shape into a plain table (the floor of any push)."""
+    import psycopg
+
+    payload = json.dumps({"title": "Observation of bench", "narrative": "x" * 160, "facts": ["a fact"]})
+    with psycopg.connect(cluster.admin_url(database), autocommit=True) as conn:
+        conn.execute("CREATE TABLE bare (uid text PRIMARY KEY, payload jsonb)")
+        started = time.perf_counter()
+        with conn.cursor() as cursor, cursor.copy("COPY bare (uid, payload) FROM STDIN") as copy:
+            for n in range(rows):
+                copy.write_row((f"{n:032x}", payload))
+        return time.perf_counter() - started
+
+
+def lag(root: str, url: str, samples_wanted: int) -> dict[str, object]:
+    a, a_key = machine(root, "lag-a", url)
+    b, _ = machine(root, "lag-b", url)
+    env_before = dict(os.environ)
+    os.environ["CLAUDE_MEM_AUTOSTART"] = "false"
+    samples = []
+    try:
+        for data_dir in (a, b):
+            os.environ["CLAUDE_MEM_DATA_DIR"] = data_dir
+            control.start(data_dir)
+        conn_a, conn_b = db.connect(db.db_path(a)), db.connect(db.db_path(b))
+        session = conn_a.execute("INSERT INTO sessions (content_session_id, project) VALUES ('lag', ?)",
+                                 (a_key,)).lastrowid
+        rng = random.Random(5)
+        for n in range(samples_wanted):
+            time.sleep(rng.uniform(0.05, 1.2))  # not in step with the workers' interval
+            title = f"Lag probe {n}: renewals spread with jitter"
+            cursor = conn_a.execute(
+                "INSERT INTO observations (session_id, project, type, title, narrative, content_hash)"
+                " VALUES (?, ?, 'discovery', ?, 'probe', ?)", (session, a_key, title, f"probe-{n}"))
+            committed = time.perf_counter()
+            uid = conn_a.execute("SELECT uid FROM observations WHERE id = ?", (cursor.lastrowid,)).fetchone()[0]
+            deadline = committed + 30
+            while time.perf_counter() < deadline:
+                if conn_b.execute("SELECT 1 FROM observations WHERE uid = ?", (uid,)).fetchone():
+                    samples.append(time.perf_counter() - committed)
+                    break
+                time.sleep(0.01)
+            else:
+                raise RuntimeError(f"observation {n} never reached machine B")
+        conn_a.close()
+        conn_b.close()
+    finally:
+        for data_dir in (a, b):
+            control.stop(data_dir)
+        os.environ.clear()
+        os.environ.update(env_before)
+    ordered = sorted(samples)
+    return {"samples": len(samples), "p50_s": round(statistics.median(ordered), 3),
+            "p90_s": round(ordered[int(len(ordered) * 0.9) - 1], 3), "max_s": round(ordered[-1], 3),
+            "interval_s": settings.DEFAULTS["team_sync_seconds"], "budget_p50_s": LAG_BUDGET_P50_S}
+
+
+def main(argv: list[str]) -> dict[str, object]:
+    quick = "--quick" in argv
+    size = int(option(argv, "--size") or (10_000 if quick else 100_000))
+    cluster = Cluster().start()
+    root = tempfile.mkdtemp(prefix="claude-mem-bench-team-")
+    try:
+        url = cluster.create_database("bench", "bench", "bench-pw")
+        report: dict[str, object] = {"lag": lag(root, url, 5 if quick else SAMPLES)}
+        print(f"  lag p50 {report['lag']['p50_s']} s", file=sys.stderr)  # type: ignore[index]
+
+        a, a_key = machine(root, "a", url)
+        b, _ = machine(root, "b", url)
+        fill(a, a_key, size, "bulk")
+        rows = size + (size + 99) // 100  # observations and their sessions
+        push_s, _ = timed_sync(a)
+        pull_s, totals = timed_sync(b)
+        cluster.create_database("bare", "bare", "bare-pw")
+        bare_s = bare_copy(cluster, "bare", rows)
+        report["initial"] = {
+            "observations": size, "rows": rows, "push_rows_per_s": round(rows / push_s),
+            "pull_rows_per_s": round(rows / pull_s), "pulled": getattr(totals, "pulled", 0),
+            "bare_copy_rows_per_s": round(rows / bare_s),
+            "push_ratio_to_bare": round(push_s / bare_s, 1), "pull_ratio_to_bare": round(pull_s / bare_s, 1),
+        }
+        print(f"  initial: push {report['initial']['push_rows_per_s']} rows/s, "  # type: ignore[index]
+              f"pull {report['initial']['pull_rows_per_s']} rows/s", file=sys.stderr)
+
+        cluster.pause()
+        backlog = max(size // 10, 100)
+        fill(a, a_key, backlog, "offline")
+        try:
+            replicator(a).sync_once()
+        except Exception:
+            pass  # the server is away: the rows wait in the outbox
+        cluster.resume()
+        drain_s, totals = timed_sync(a)
+        report["drain"] = {"rows": backlog + (backlog + 99) // 100, "seconds": round(drain_s, 2),
+                           "rows_per_s": round((backlog + (backlog + 99) // 100) / drain_s),
+                           "pushed": getattr(totals, "pushed", 0)}
+        return report
+    finally:
+        cluster.stop()
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
