@@ -1,8 +1,8 @@
 """`python -m bench team` really runs on a small store: two real workers, a real PostgreSQL, every figure sane."""
 
 import pytest
-
 from bench.pg_cluster import bin_dir
+
 from conftest import require
 
 
