@@ -34,7 +34,7 @@ def _project(conn: sqlite3.Connection, value: str) -> str:
         key = common.project(conn, _text(value, "project"))
     except UnknownRecord:
         raise
-    except RecallError as exc:
+    except RecallError as exc:  # `resolve_project` says "unknown project …" as a plain RecallError
         raise UnknownRecord(str(exc)) from exc
     assert key is not None
     return key
