@@ -80,8 +80,8 @@ class SearchQuery:
         `types` and `kinds` take a list or a comma-separated string. `since`/`until` take what
         `parse_time` does (a bare `until` date includes that day). `project` is a project key
         (surfaces resolve display names and paths first). Type, file, concept and author (team
-        memory: rows pulled from that teammate) filters apply to observations only. Without text nothing is ranked: `relevance` becomes `newest` and only
-        observations are listed.
+        memory: rows pulled from that teammate) filters apply to observations only. Without text
+        nothing is ranked: `relevance` becomes `newest` and only observations are listed.
         """
         mode = mode or ""
         order = order or "relevance"
