@@ -4,8 +4,9 @@ One table of rows keyed by their global id (`uid`), each with its kind, team pro
 payload (JSON, NULL once deleted) and a revision from one sequence. Writers serialise on a
 transaction-scoped advisory lock, so revisions become visible in the order they were given: a reader
 that has seen revision N has seen every row below it, and pulling "revisions above my cursor" never
-misses one. An upsert that changes nothing keeps its revision (replays are free); a deleted row stays
-deleted (a tombstone: forget wins over any later push).
+misses one. An upsert that changes nothing keeps its revision (replays are free); only the device that
+wrote a row can change it (a copy of it restored on another machine cannot take it over); anyone can
+bury it, and a deleted row stays deleted (a tombstone: forget wins over any later push).
 
 The schema is this project's: migrations below, applied by the first client that connects, under a
 session advisory lock so two workers never migrate at once; a server whose schema is newer than this
@@ -126,7 +127,8 @@ def push(conn: Any, rows: Sequence[dict], author: str, device: str) -> dict[str,
                 " VALUES (%s, %s, %s, %s, %s, %s::jsonb, nextval('claude_mem.revision'))"
                 " ON CONFLICT (uid) DO UPDATE SET payload = excluded.payload, author = excluded.author,"
                 " device = excluded.device, rev = excluded.rev, updated_at = now()"
-                " WHERE NOT claude_mem.rows.deleted AND claude_mem.rows.payload IS DISTINCT FROM excluded.payload",
+                " WHERE NOT claude_mem.rows.deleted AND claude_mem.rows.device = excluded.device"
+                " AND claude_mem.rows.payload IS DISTINCT FROM excluded.payload",
                 [(row["uid"], row["kind"], row["project"], author, device, json.dumps(row["payload"], ensure_ascii=False))
                  for row in rows],
             )
