@@ -174,7 +174,7 @@ def prompts_page(conn: sqlite3.Connection, project: str | None, since: str | Non
 
 _SESSION_SELECT = (
     "SELECT s.id, s.content_session_id, s.project, s.cwd, s.title, s.status, s.observer_provider,"
-    " s.started_at, s.ended_at, s.last_activity_at,"
+    " s.started_at, s.ended_at, s.last_activity_at, s.author,"
     " (SELECT COUNT(*) FROM prompts p WHERE p.session_id = s.id AND p.private = 0) AS prompts,"
     " (SELECT COUNT(*) FROM observations o WHERE o.session_id = s.id) AS observations,"
     " (SELECT COUNT(*) FROM summaries m WHERE m.session_id = s.id) AS summaries,"
@@ -185,7 +185,7 @@ _SESSION_SELECT = (
 def sessions_page(conn: sqlite3.Connection, project: str | None, since: str | None, until: str | None,
                   limit: int, offset: int, status: str | None = None) -> dict:
     """`{items, total}`: sessions by last activity, with how many prompts, observations, summaries and
-    failed events each has."""
+    failed events each has, and their author (None for this machine's own; a teammate's for team memory)."""
     where, args = _range("s.last_activity_at", "s.project", project, since, until)
     if status:
         where.append("s.status = ?")
