@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 
 import psutil
 import pytest
@@ -98,6 +99,11 @@ def test_two_workers_share_a_project_and_nothing_else(tmp_path, team_url, worker
     assert "Staging deploys need the VPN" in context and "(by alice)" in context
     assert not json.loads(run(bob, bob_app, "search", "diary quarterly review", "--mode", "keyword", "--json",
                               "--project", "github.com/alice/diary", check=False).stdout or "{}").get("items")
+
+    with urllib.request.urlopen(f"{control.state(bob).url}/api/team", timeout=10) as response:
+        team = json.loads(response.read())
+    assert team["enabled"] and team["connected"] and team["authors"] == [{"author": "alice", "observations": 1}]
+    assert "pw-" not in json.dumps(team)
 
     status = json.loads(run(bob, bob_app, "team", "status", "--json").stdout)
     assert status["enabled"] and status["connected"] and status["pulled"] >= 1 and status["error"] is None

@@ -326,3 +326,9 @@ def set_state(conn: sqlite3.Connection, values: dict[str, object]) -> None:
     with transaction(conn):
         conn.executemany("INSERT INTO team_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET"
                          " value = excluded.value", [(key, str(value)) for key, value in values.items()])
+
+
+def authors(conn: sqlite3.Connection) -> list[dict[str, object]]:
+    """Teammates whose memory this store holds: [{author, observations}], most first."""
+    return [{"author": author, "observations": int(count)} for author, count in conn.execute(
+        "SELECT author, COUNT(*) FROM observations WHERE author IS NOT NULL GROUP BY author ORDER BY 2 DESC, 1")]

@@ -21,6 +21,7 @@ from claude_mem.worker import (
     routes_search,
     routes_settings,
     routes_stream,
+    routes_team,
     routes_viewer,
 )
 from claude_mem.worker.context import WorkerContext
@@ -73,7 +74,8 @@ def create_app(ctx: WorkerContext, services: list[Service] | None = None,
 
     routes: list[BaseRoute] = [
         Route("/health", health, methods=["GET"]), *routes_settings.ROUTES, *routes_memory.ROUTES, *routes_forget.ROUTES,
-        *routes_search.ROUTES, *routes_queue.ROUTES, *routes_stream.ROUTES, *routes_viewer.ROUTES,
+        *routes_search.ROUTES, *routes_queue.ROUTES, *routes_stream.ROUTES, *routes_team.ROUTES,
+        *routes_viewer.ROUTES,
         *(extra_routes or []),
     ]
     port_of: Callable[[], int] = lambda: ctx.port  # noqa: E731
