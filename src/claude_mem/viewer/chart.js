@@ -53,9 +53,11 @@ export function stackedBars({ days, series, title, description, width, height = 
   const barW = Math.max(1, Math.min(28, slot * 0.72));
   const tickDays = new Set([0, Math.floor((days.length - 1) / 2), days.length - 1]);
   days.forEach((day, i) => {
-    if (tickDays.has(i)) {
-      axis.append(svg("text", { x: pad.left + slot * i + slot / 2, y: height - 6, "text-anchor": "middle" }, day.slice(5)));
-    }
+    if (!tickDays.has(i)) return;
+    // The first and last labels keep inside the chart: anchored at their outer edge.
+    const anchor = i === 0 ? "start" : i === days.length - 1 ? "end" : "middle";
+    const x = anchor === "start" ? pad.left + slot * i : anchor === "end" ? pad.left + slot * (i + 1) : pad.left + slot * i + slot / 2;
+    axis.append(svg("text", { x, y: height - 6, "text-anchor": anchor }, day.slice(5)));
   });
   root.append(axis);
   const bars = svg("g", { class: "bars" });

@@ -46,6 +46,7 @@ export function install(onClear) {
       $("search").select();
     } else if (event.key === "j" || event.key === "k") {
       event.preventDefault();
+      document.body.classList.add("keyboard");
       move(event.key === "j" ? 1 : -1);
     } else if (event.key === "Enter" && !target.closest("button, a, summary")) {
       openSelected();
@@ -55,7 +56,8 @@ export function install(onClear) {
       onClear();
     }
   });
-  // A click moves the selection too, so j/k go on from where the user is.
+  // The selection is outlined while the keyboard drives; a click moves it quietly, so j/k go on from there.
+  document.addEventListener("pointerdown", () => document.body.classList.remove("keyboard"));
   document.querySelector("main").addEventListener("focusin", (event) => {
     const item = event.target.closest("[data-select]");
     if (!item) return;

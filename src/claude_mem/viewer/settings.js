@@ -5,7 +5,8 @@ import { $, ApiError, api, notice } from "./api.js";
 import * as render from "./render.js";
 
 const SOURCES = { default: "default", file: "settings.json", environment: "environment" };
-const APPLIES = { now: "applies at once", next_session: "applies from the next session", restart: "applies after a worker restart" };
+const APPLIES = { next_session: ["next session", "applies from the next Claude Code session"],
+  restart: ["needs restart", "the worker applies it after a restart"] };
 let loaded = false;
 
 function shown(item, value) {
@@ -100,7 +101,10 @@ function settingRow(item) {
   name.append(render.el("code", "", item.key));
   name.htmlFor = id;
   head.append(name, render.el("span", `source source-${item.source}`, SOURCES[item.source] || item.source));
-  if (item.applies && item.applies !== "now") head.append(render.el("span", "applies", APPLIES[item.applies] || item.applies));
+  if (APPLIES[item.applies]) {
+    const [label, explained] = APPLIES[item.applies];
+    head.append(Object.assign(render.el("span", "applies", label), { title: explained }));
+  }
   row.append(head, render.el("p", "description", item.description));
   const line = render.el("div", "setting-control");
   if (item.editable) {
