@@ -20,6 +20,7 @@ let disconnected = false;
 function syncControls() {
   $("project").value = filters.project;
   $("type").value = filters.type;
+  $("author").value = filters.author;
   $("mode").value = filters.mode;
   if ($("search").value.trim() !== filters.q) $("search").value = filters.q;
   for (const link of document.querySelectorAll(".views a")) {
@@ -102,6 +103,7 @@ function installControls() {
   $("type").append(...TYPES.map((type) => Object.assign(render.el("option", "", type), { value: type })));
   $("project").addEventListener("change", (event) => navigate({ project: event.target.value }));
   $("type").addEventListener("change", (event) => navigate({ type: event.target.value }));
+  $("author").addEventListener("change", (event) => navigate({ author: event.target.value }));
   $("mode").addEventListener("change", (event) => navigate({ mode: event.target.value }));
   // Typing replaces the address (no history entry per letter); a search starts from the feed.
   $("search").addEventListener("input", debounce((event) => {
@@ -138,6 +140,7 @@ function start() {
   settings.install();
   stats.install();
   setInterval(() => render.refreshTimes(document), 30000);
+  worker.refreshTeam().catch(() => {});
   worker.refreshProjectsNow().catch((error) => notice(`Could not list projects: ${error.message}`)).finally(apply);
   api("/health").then(worker.showHealth).catch(() => worker.setConnected(false));
   connect();

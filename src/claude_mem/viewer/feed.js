@@ -3,16 +3,16 @@
 import { $, api, notice, query } from "./api.js";
 import * as cards from "./cards.js";
 import * as render from "./render.js";
-import { filters, projectName } from "./state.js";
+import { filters, observationsOnly, projectName } from "./state.js";
 
 const PAGE = 20;
 const SOURCES = [["observation", "/api/observations"], ["summary", "/api/summaries"], ["prompt", "/api/prompts"]];
 
 const feed = { shown: new Set(), sources: [], generation: 0, searchOffset: 0, searchTotal: 0, loadedFor: null };
 
-// Summaries and prompts have no observation type: a type filter shows observations only.
+// Summaries and prompts have no observation type: a type or author filter shows observations only.
 function sources() {
-  return SOURCES.filter(([kind]) => !filters.type || kind === "observation");
+  return SOURCES.filter(([kind]) => !observationsOnly() || kind === "observation");
 }
 
 function listParams(extra) {
@@ -35,7 +35,7 @@ function addItem(item, sorted) {
 
 async function fill(source, generation) {
   const extra = { limit: PAGE, offset: source.offset };
-  if (source.kind === "observation") extra.type = filters.type;
+  if (source.kind === "observation") Object.assign(extra, { type: filters.type, author: filters.author });
   const page = await api(`${source.path}?${listParams(extra)}`);
   if (generation !== feed.generation) return;
   source.offset += page.items.length;
@@ -59,8 +59,8 @@ async function loadFeed(generation) {
 }
 
 async function loadSearch(generation) {
-  const params = listParams({ q: filters.q, kind: filters.type ? "observation" : "observation,summary,prompt",
-    type: filters.type, mode: filters.mode, limit: PAGE, offset: feed.searchOffset });
+  const params = listParams({ q: filters.q, kind: observationsOnly() ? "observation" : "observation,summary,prompt",
+    type: filters.type, author: filters.author, mode: filters.mode, limit: PAGE, offset: feed.searchOffset });
   const page = await api(`/api/search?${params}`);
   if (generation !== feed.generation) return;
   feed.searchOffset += page.items.length;
@@ -73,12 +73,13 @@ async function loadSearch(generation) {
 function finishLoad() {
   const count = feed.shown.size;
   const empty = count === 0;
-  const filtered = filters.q || filters.project || filters.type;
+  const filtered = filters.q || filters.project || observationsOnly();
   $("empty").hidden = !(empty && !filtered);
   const none = $("no-results");
   none.hidden = !(empty && filtered);
   none.textContent = filters.q ? "Nothing matches this search."
-    : filters.type ? `No ${filters.type} observations stored${filters.project ? " for this project" : ""}.`
+    : observationsOnly() ? `No ${filters.type || ""} observations${filters.author ? ` by ${filters.author}` : ""}`
+      + ` stored${filters.project ? " for this project" : ""}.`
       : "Nothing stored for this project yet.";
   $("feed-count").textContent = filters.q ? `${feed.searchTotal} match${feed.searchTotal === 1 ? "" : "es"}`
     : count ? `${count} shown` : "";
@@ -94,7 +95,7 @@ function loadMore() {
 }
 
 function filterKey() {
-  return JSON.stringify([filters.project, filters.type, filters.mode, filters.q]);
+  return JSON.stringify([filters.project, filters.type, filters.author, filters.mode, filters.q]);
 }
 
 // Loads the feed again when its filters changed since it was last shown.
@@ -107,13 +108,16 @@ export function show() {
   $("more").hidden = true;
   feed.searchOffset = 0;
   feed.sources = sources().map(([kind, path]) => ({ kind, path, offset: 0, buffer: [], done: false }));
-  $("feed-title").textContent = filters.q ? "Search results" : filters.type ? `${filters.type} observations` : "Live feed";
+  $("feed-title").textContent = filters.q ? "Search results"
+    : observationsOnly() ? `${filters.type || "All"} observations${filters.author ? ` by ${filters.author}` : ""}` : "Live feed";
   loadMore();
 }
 
 function matches(kind, row) {
   if (filters.q || (filters.project && row.project !== filters.project)) return false;
-  return !filters.type || (kind === "observation" && row.type === filters.type);
+  if (!observationsOnly()) return true;
+  return kind === "observation" && (!filters.type || row.type === filters.type)
+    && (!filters.author || row.author === filters.author);
 }
 
 // A row from the stream; true when it was added to a loaded feed.
@@ -129,7 +133,8 @@ export async function catchUp() {
   if (filters.q || feed.loadedFor === null) return;
   const oldest = $("feed").lastElementChild?.dataset.created || "";
   for (const [kind, path] of sources()) {
-    const page = await api(`${path}?${listParams({ limit: PAGE, type: kind === "observation" ? filters.type : "" })}`);
+    const only = kind === "observation" ? { type: filters.type, author: filters.author } : {};
+    const page = await api(`${path}?${listParams({ limit: PAGE, ...only })}`);
     page.items.filter((item) => item.created_at >= oldest).forEach((item) => addItem({ ...item, kind }, true));
   }
   finishLoad();

@@ -1,8 +1,8 @@
-// The view and its filters live in the query string (?view=&project=&type=&mode=&q=&session=), so a
+// The view and its filters live in the query string (?view=&project=&type=&author=&mode=&q=&session=), so a
 // view can be bookmarked, reloaded, and walked with back/forward.
 import { filters, VIEWS } from "./state.js";
 
-const KEYS = ["view", "project", "type", "mode", "q", "session"];
+const KEYS = ["view", "project", "type", "author", "mode", "q", "session"];
 
 export function read() {
   const params = new URLSearchParams(window.location.search);

@@ -87,7 +87,30 @@ export async function refreshProjectsNow() {
     : "Nothing stored yet.";
 }
 
-export const refreshProjects = debounce(() => refreshProjectsNow().catch(() => {}), 1500);
+// Team memory (`/api/team`): its state in one line, and an author filter once teammates' rows are here.
+export async function refreshTeam() {
+  const team = await api("/api/team");
+  const line = $("team");
+  line.hidden = !team.enabled;
+  if (team.enabled) {
+    line.textContent = team.problem ? `Team memory: ${team.problem}`
+      : team.error ? `Team memory: not connected: ${team.error}`
+        : `Team memory: ${team.connected ? "connected to" : "connecting to"} ${team.server}; ${team.outbox} waiting to be shared.`;
+    line.classList.toggle("warn-text", Boolean(team.problem || team.error));
+  }
+  const authors = (team.authors || []).map((entry) => entry.author);
+  if (filters.author && !authors.includes(filters.author)) authors.push(filters.author);
+  const select = $("author");
+  select.replaceChildren(Object.assign(render.el("option", "", "Everyone"), { value: "" }),
+    ...authors.map((name) => Object.assign(render.el("option", "", `by ${name}`), { value: name })));
+  select.value = filters.author;
+  select.hidden = authors.length === 0;
+}
+
+export const refreshProjects = debounce(() => {
+  refreshProjectsNow().catch(() => {});
+  refreshTeam().catch(() => {});
+}, 1500);
 
 export function setConnected(connected) {
   $("banner").hidden = connected;
