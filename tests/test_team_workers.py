@@ -16,7 +16,7 @@ import pytest
 from claude_mem.runtime import control
 from conftest import REPO
 from team_support import pg, team_url  # noqa: F401  (fixtures)
-from test_worker_lifecycle import TESTS, worker_processes
+from test_worker_lifecycle import TESTS, wait_for, worker_processes
 
 
 def checkout(root, name: str, remote: str = "git@github.com:acme/app.git") -> str:
@@ -66,16 +66,6 @@ def workers(monkeypatch):
             psutil.Process(pid).kill()
 
 
-def wait_until(condition, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_two_workers_share_a_project_and_nothing_else(tmp_path, team_url, workers):
     alice_app, bob_app = checkout(tmp_path, "alice"), checkout(tmp_path, "bob", "https://github.com/Acme/app")
     elsewhere = checkout(tmp_path, "alice-private", "git@github.com:alice/diary.git")
@@ -91,7 +81,7 @@ def test_two_workers_share_a_project_and_nothing_else(tmp_path, team_url, worker
         result = run(bob, bob_app, "search", "staging deploys VPN", "--mode", "keyword", "--json")
         return json.loads(result.stdout)["items"]
 
-    items = wait_until(found_on_bob, 30, "Alice's note on Bob's machine")
+    items = wait_for(found_on_bob, 30, "Alice's note on Bob's machine")
     lag = time.monotonic() - made
     assert items[0]["title"].startswith("Staging deploys need the VPN") and items[0]["author"] == "alice"
     assert lag < 15, lag
@@ -111,7 +101,7 @@ def test_two_workers_share_a_project_and_nothing_else(tmp_path, team_url, worker
 
     # and back: Bob's note reaches Alice, marked with his name
     run(bob, bob_app, "remember", "The VPN profile ops-eu expires every 90 days", "--type", "discovery")
-    wait_until(lambda: json.loads(run(alice, alice_app, "search", "profile expires", "--mode", "keyword",
+    wait_for(lambda: json.loads(run(alice, alice_app, "search", "profile expires", "--mode", "keyword",
                                       "--author", "bob", "--json").stdout)["items"], 30, "Bob's note on Alice's")
 
 
@@ -127,7 +117,7 @@ def test_a_wrong_password_is_one_line_in_status_and_health_and_never_in_a_log(tm
         status = json.loads(run(alice, app, "team", "status", "--json").stdout)
         return status if status.get("error") else None
 
-    status = wait_until(failed, 30, "the team service to report the failure")
+    status = wait_for(failed, 30, "the team service to report the failure")
     assert "password authentication failed" in status["error"] and "\n" not in status["error"]
     assert status["connected"] is False and status["outbox"] == 1  # the note (a manual note has no session)
     text = run(alice, app, "team", "status").stdout
