@@ -194,3 +194,19 @@ def test_a_server_with_a_newer_schema_is_refused(tmp_path, team_url, pg):
         a.sync()
     assert "newer than this claude-mem" in str(failure.value) and "upgrade claude-mem" in str(failure.value)
     assert found(a, "lease sweeper")
+
+
+def test_a_row_this_store_cannot_hold_is_skipped_and_the_rest_arrive(tmp_path, team_url, pg):
+    a = machine(tmp_path, "alice", team_url)
+    b = machine(tmp_path, "bob", team_url)
+    a.sync()
+    database = team_url.rsplit("/", 1)[1]
+    pg.sql("INSERT INTO claude_mem.projects (id) VALUES ('github.com/acme/app') ON CONFLICT DO NOTHING", database)
+    pg.sql("INSERT INTO claude_mem.rows (uid, kind, project, author, device, payload, rev) VALUES"
+           " ('" + "e" * 32 + "', 'observation', 'github.com/acme/app', 'mallory', 'elsewhere',"
+           " '{\"type\": \"not-a-type\", \"title\": 7}', nextval('claude_mem.revision'))", database)
+    work(a, "sess-a1", ["Lease renewal races with the sweeper"])
+    a.sync()
+    b.sync()
+    titles = [row["title"] for row in b.rows().values() if row["kind"] == "observation"]
+    assert titles == ["Lease renewal races with the sweeper"]

@@ -268,8 +268,8 @@ def apply_pulled(conn: sqlite3.Connection, rows: Sequence[dict], local_project: 
     """Store rows pulled from the server ({uid, kind, project, author, device, payload, deleted, rev}),
     in revision order, in one transaction: new and changed rows upserted by uid, tombstones deleted
     (their own tombstones dropped: the server has them). `local_project` maps the team project of each
-    row to its local key. Returns {"stored": n, "deleted": n}."""
-    stored = deleted = 0
+    row to its local key. Returns {"stored": n, "deleted": n, "skipped": n (rows it cannot hold)}."""
+    stored = deleted = skipped = 0
     with transaction(conn):
         waiting = {uid for (uid,) in conn.execute("SELECT uid FROM team_tombstones")}
         for row in rows:
@@ -277,13 +277,21 @@ def apply_pulled(conn: sqlite3.Connection, rows: Sequence[dict], local_project: 
             if row["deleted"]:
                 deleted += conn.execute(f"DELETE FROM {table} WHERE uid = ?", (row["uid"],)).rowcount
                 continue
-            _UPSERT[row["kind"]](conn, row, local_project[row["project"]])
-            stored += 1
+            # A row this store cannot hold (a teammate's newer or damaged data) is skipped, not allowed to
+            # stop every later row from arriving.
+            conn.execute("SAVEPOINT pulled_row")
+            try:
+                _UPSERT[row["kind"]](conn, row, local_project[row["project"]])
+                stored += 1
+            except (sqlite3.IntegrityError, TypeError, ValueError, KeyError):
+                conn.execute("ROLLBACK TO pulled_row")
+                skipped += 1
+            conn.execute("RELEASE pulled_row")
         if deleted:
             # What these deletions took with them (a session's rows cascade) is deleted on the server too.
             made = [uid for (uid,) in conn.execute("SELECT uid FROM team_tombstones") if uid not in waiting]
             conn.executemany("DELETE FROM team_tombstones WHERE uid = ?", [(uid,) for uid in made])
-    return {"stored": stored, "deleted": deleted}
+    return {"stored": stored, "deleted": deleted, "skipped": skipped}
 
 
 def delete_rows(conn: sqlite3.Connection, kind: str, uids: Sequence[str]) -> int:
