@@ -167,17 +167,3 @@ def pull(conn: Any, project: str, after: int, device: str, limit: int) -> list[d
     return [{"uid": uid, "kind": kind, "project": proj, "author": author, "device": dev,
              "payload": payload if isinstance(payload, dict) else {}, "deleted": bool(deleted), "rev": int(rev)}
             for uid, kind, proj, author, dev, payload, deleted, rev in cursor.fetchall()]
-
-
-def newest_revision(conn: Any, project: str) -> int:
-    row = conn.execute("SELECT COALESCE(MAX(rev), 0) FROM claude_mem.rows WHERE project = %s", (project,)).fetchone()
-    return int(row[0])
-
-
-def counts(conn: Any, project_ids: Sequence[str]) -> dict[str, int]:
-    """Rows on the server for these projects: {"rows": live, "deleted": tombstones}."""
-    row = conn.execute(
-        "SELECT COUNT(*) FILTER (WHERE NOT deleted), COUNT(*) FILTER (WHERE deleted) FROM claude_mem.rows"
-        " WHERE project = ANY(%s)", (list(project_ids),),
-    ).fetchone()
-    return {"rows": int(row[0]), "deleted": int(row[1])}

@@ -92,7 +92,8 @@ class TeamService(BackgroundTask):
         conn = self._ctx.connect()
         try:
             saved = local.state(conn)
-            outbox = Replicator(config, self._ctx.connect).outbox(conn)
+            # The running replicator when there is one: it knows the checkouts' remotes already.
+            outbox = (self.replicator or Replicator(config, self._ctx.connect)).outbox(conn)
         finally:
             conn.close()
         report.update({
