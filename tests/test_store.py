@@ -37,6 +37,8 @@ EXPECTED_TABLES = {
     "project_aliases": ["alias", "project", "created_at"],
     "team_tombstones": ["uid", "kind", "project", "deleted_at"],
     "team_state": ["key", "value"],
+    "counters": ["name", "value"],
+    "late_catches": ["id", "caught_at", "row_kind", "row_id", "detail"],
 }
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {

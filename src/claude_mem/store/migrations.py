@@ -380,8 +380,28 @@ def m008_team(conn: sqlite3.Connection) -> None:
     )
 
 
+def m009_caught_late(conn: sqlite3.Connection) -> None:
+    """Secrets caught late (`store.caught_late`): named counters, the first counting the rows the
+    worker's second redaction pass had to change, and the latest of those catches — when, which row,
+    of what kind; never its text."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO counters (name, value) VALUES ('secrets_caught_late', 0);
+        CREATE TABLE late_catches (
+            id INTEGER PRIMARY KEY,
+            caught_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+            row_kind TEXT NOT NULL CHECK (row_kind IN ('event', 'prompt', 'observation', 'summary')),
+            row_id INTEGER,
+            detail TEXT NOT NULL DEFAULT ''
+        );
+        """,
+    )
+
+
 MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects,
-              m008_team]
+              m008_team, m009_caught_late]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

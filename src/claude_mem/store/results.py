@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from claude_mem import privacy
 from claude_mem.domain import iso
+from claude_mem.store import caught_late
 from claude_mem.store.models import Batch, ParsedObservation, ParsedSummary
 from claude_mem.store.transaction import transaction
 
@@ -84,9 +85,14 @@ def store_batch(
     """
     failed = dict(failed or {})
     # Defence in depth: the hooks redacted what the observer read, but its reply is cleaned again
-    # before any of it reaches a derived table (a secret split past a cut, a rule added since capture).
-    observations = [_cleaned(obs) for obs in observations]
-    summary = _cleaned(summary) if summary is not None else None
+    # before any of it reaches a derived table (a secret split past a cut, a rule added since capture);
+    # what this changes is counted as a secret caught late.
+    cleaned = [_cleaned(obs) for obs in observations]
+    echoed = [after != before for after, before in zip(cleaned, observations)]
+    cleaned_summary = _cleaned(summary) if summary is not None else None
+    summary_echoed = cleaned_summary != summary
+    observations, summary = cleaned, cleaned_summary
+    catches: list[caught_late.Catch] = []
     stored = Stored()
     observation_ids: list[int] = []
     summary_ids: list[int] = []
@@ -101,7 +107,7 @@ def store_batch(
         if ours != len(batch.events):  # nothing written yet: leaving the block writes nothing
             log.warning("batch %s of session %s lost its lease; results discarded", batch.ids, batch.content_session_id)
             return None
-        for obs in observations:
+        for obs, caught in zip(observations, echoed):
             digest = content_hash(obs)
             cursor = conn.execute(
                 "INSERT OR IGNORE INTO observations (session_id, project, type, title, subtitle, narrative, facts,"
@@ -119,6 +125,8 @@ def store_batch(
                     "SELECT id FROM observations WHERE session_id = ? AND content_hash = ?",
                     (batch.session_id, digest),
                 ).fetchone()[0]
+            if caught:
+                catches.append(caught_late.Catch("observation", observation_id, obs.type))
             conn.executemany(
                 "INSERT OR IGNORE INTO observation_sources (observation_id, event_id) VALUES (?, ?)",
                 [(observation_id, event_id) for event_id in batch.ids],
@@ -137,6 +145,10 @@ def store_batch(
             if cursor.rowcount and cursor.lastrowid is not None:
                 summary_ids.append(cursor.lastrowid)
                 _title_from_first_summary(conn, batch.session_id)
+            if summary_echoed:
+                catches.append(caught_late.Catch("summary", summary_ids[-1] if summary_ids else None,
+                                                 f"turn {prompt_number}" if prompt_number is not None else ""))
+        caught_late.record(conn, catches)
         if provider:
             conn.execute("UPDATE sessions SET observer_provider = ? WHERE id = ?", (provider, batch.session_id))
         ended = batch.first("session_end")
