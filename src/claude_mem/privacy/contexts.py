@@ -1,0 +1,249 @@
+"""Credentials by their place: a value is secret when what holds it says so.
+
+- *named places*: a name that says secret (`names.secret_name`) and its value, in one assignment
+  (`=`, `:`, `=>`, `:=`, HCL `default =`, INI, TOML, XML), as a flag (`--token X`), in a table row
+  (`password    PW` of `vault kv get`), in a repr (`b'…'`, `:sym => "…"`), or in sibling fields of
+  one object (`name`/`value`, `Name`/`Value`, `key`/`value`, `variable "x" { default = … }`);
+- *contexts*: URLs and connection strings with credentials, URL query values that look random or are
+  named so, `Authorization` and `Cookie` headers, `.netrc`, `.pgpass`, and prose (`the password is …`).
+"""
+
+from .names import LOWER_HINTS, hidden, public_name, random_looking, secret_name, secret_value, weak_secret_name
+from .shapes import DOTTED, password_like, random_run, regex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `re` is imported lazily (see shapes.regex)
+    import re
+
+Span = tuple[int, int, str]
+REDACTED = "[REDACTED:{}]"
+
+_VALUE = r"""(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<s>[^\s"'`,;&|)}\]\\<>]+))"""
+_CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    # scheme://[user]:PASSWORD@host (an empty user too: `redis://:pw@host`), or scheme://TOKEN@host
+    ("url", ("://",), r"://(?P<user>[^\s:/@'\"<>]*)(?::(?P<s>[^\s@/'\"<>]+))?@"),
+    ("authorization", ("authorization",),
+     r"(?i)authorization[\"']?\s*[:=]\s*[\"']?"
+     r"(?:[a-z][a-z0-9_-]{1,24}\s+)?"  # a scheme: basic, bearer, ssws, digest, aws4-hmac-sha256, …
+     r"(?P<s>[^\s\"',;]{6,}(?:[^\n\"']*)?)"),
+    ("authorization", ("bearer",), r"(?i)bearer\s+(?P<s>(?=[a-z0-9_\-.~+/]*[0-9])[a-z0-9_\-.~+/]{16,}=*)"),
+    ("cookie", ("cookie",), r"(?i)cookie\s*:\s*(?P<s>[^\r\n\"']+)"),
+    ("netrc", ("password",), r"(?i)login\s+\S+\s+(?:[+\-]\s*)?password\s+(?P<s>\S+)"),
+    # .netrc's `password` on a line of its own (other tokens, or patch lines, between it and `login`)
+    ("netrc-line", ("machine",), r"(?i)password[ \t]+(?P<s>\S+)"),
+    ("docker-auth", ('"auth"',), r"\"auth\"\s*:\s*\"(?P<s>[A-Za-z0-9+/=]{8,})\""),
+    ("npm-auth", ("_auth",), r"(?i)_auth\s*=\s*(?P<s>\S{8,})"),
+    ("password-flag", ("login",), r"login\b[^\n|;&]*?\s-p\s+" + _VALUE),
+    # .pgpass: host:port:database:user:password, at the start of a line (a patch's `+` allowed)
+    ("pgpass", (":",), r"(?m)^[+ \t]*[\w.\-*]+:(?:\d{1,5}|\*):[\w.\-*]+:[\w.\-*@]+:(?P<s>\S+)$"),
+    ("vault", ("vault", "token "), r"(?<![\w.])s\.[A-Za-z0-9]{24}\b"),
+    ("twilio", ("client(",), r"Client\(\s*['\"](?:AC|SK)[0-9a-fA-F]{32}['\"]\s*,\s*['\"](?P<s>[A-Za-z0-9]{32})['\"]"),
+    # define('DB_PASSWORD', 'x'), setenv("API_KEY", "x"), <password>x</password>: the name decides
+    ("secret", ("('", '("', "( '", '( "'), r"\(\s*['\"](?P<name>[A-Za-z_][\w.\-]*)['\"]\s*,\s*['\"](?P<s>[^'\"\n]+)['\"]"),
+    ("secret", ("</",), r"<(?P<name>[A-Za-z_][\w.\-]*)>(?P<s>[^<\n]{6,})</(?P=name)>"),
+    # requests' auth=("user", "pw"), HTTPBasicAuth("user", "pw")
+    ("basic-auth", ("auth",), r"(?i)auth\w*\s*(?:=\s*|\()\(?\s*[\"'][^\"'\n]+[\"']\s*,\s*[\"'](?P<s>[^\"'\n]{6,})[\"']"),
+)
+
+_WORD_START = frozenset(("authorization", "cookie", "netrc", "npm-auth", "password-flag"))
+# After a secret-looking name: `= value`, `: value`, `=> value`, `:= value` (a call is code, not a value).
+_ASSIGNED = (
+    r"""[ \t]*(?:=>|:=|[=:])[ \t]*"""
+    r"""(?:[bBuUrR]{1,2}(?=["']))?(?:\\?"(?P<dq>[^"\n]*)\\?"|\\?'(?P<sq>[^'\n]*)\\?'|(?P<s>[^\s"'`,;&|()}\]\\<>]+)(?P<call>\()?)"""
+)
+# After a secret-looking command-line flag: `--password=X`, `--token X`, `-storepass X`.
+_FLAG_VALUE = r"(?:=|[ \t]+)" + _VALUE
+_IDENTIFIER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _group_span(match: "re.Match[str]") -> tuple[int, int] | None:
+    for group in ("s", "dq", "sq"):
+        if group in match.re.groupindex and match.group(group) is not None:
+            return match.span(group)
+    return None
+
+
+def _word_start(doc: str, index: int) -> bool:
+    return index == 0 or not (doc[index - 1].isalnum() or doc[index - 1] == "_")
+
+
+def context_spans(doc: str, lower: str) -> list[Span]:
+    spans: list[Span] = []
+    same_offsets = len(lower) == len(doc)
+    for family, keywords, pattern in _CONTEXT_RULES:
+        if not any(keyword in lower for keyword in keywords):
+            continue
+        marker = REDACTED.format(family.removesuffix("-line"))
+        text = lower if pattern.startswith("(?i)") and same_offsets else doc
+        for match in regex(pattern).finditer(text):
+            if family in _WORD_START and not _word_start(doc, match.start()):
+                continue
+            if family == "netrc-line" and doc[doc.rfind("\n", 0, match.start()) + 1:match.start()].strip(" \t+-"):
+                continue  # not alone at the start of its line
+            span = _group_span(match) or match.span()
+            value = doc[span[0]:span[1]]
+            if family == "url":
+                if match.group("s") is None:  # no password: a random-looking user alone is a token
+                    span, value = match.span("user"), match.group("user")
+                    if not random_looking(value):
+                        continue
+                if secret_value(value):
+                    spans.append((span[0], span[1], REDACTED.format("url-password" if match.group("s") else "url-token")))
+            elif "name" in match.re.groupindex:
+                if hidden(match.group("name"), value):
+                    spans.append((span[0], span[1], marker))
+            elif secret_value(value):
+                spans.append((span[0], span[1], marker))
+    return spans
+
+
+def named_spans(doc: str, lower: str) -> list[Span]:
+    """Values after a secret-looking name: assignments (env, YAML, JSON, TOML, code) and flags.
+
+    Names are found by the hints they contain (`str.find` is far faster than a regex tried at every
+    identifier), then the text after each name is matched where it stands."""
+    starts: set[int] = set()
+    for hint in LOWER_HINTS:
+        index = lower.find(hint)
+        while index != -1:
+            start = index
+            while start and doc[start - 1] in _IDENTIFIER:
+                start -= 1
+            starts.add(start)
+            index = lower.find(hint, index + len(hint))
+    spans: list[Span] = []
+    marker = REDACTED.format("secret")
+    for start in sorted(starts):
+        end = start
+        while end < len(doc) and doc[end] in _IDENTIFIER:
+            end += 1
+        name = doc[start:end]
+        dashes = len(name) - len(name.lstrip("-"))
+        if dashes:  # --password X, -storepass X
+            if dashes > 2 or not _word_start(doc, start):
+                continue
+            match = regex(_FLAG_VALUE).match(doc, end)
+            name = name[dashes:]
+        else:
+            quote = doc[start - 1] if start and doc[start - 1] in "\"'" else ""
+            if start - len(quote) > 0 and doc[start - len(quote) - 1] == "@":
+                continue
+            after = end + (doc[end:end + 1] == "\\")  # a JSON-escaped quote: \"password\":\"…\"
+            match = regex(_ASSIGNED).match(doc, after + 1 if quote and doc[after:after + 1] == quote else end)
+            if match is not None and match.group("call") is not None:  # `password = get_password()`
+                continue
+        if match is None or not (name[:1].isalpha() or name[:1] == "_"):
+            continue
+        found = _group_span(match)
+        if found is None:
+            continue
+        value = doc[found[0]:found[1]]
+        if match.group("s") and regex(DOTTED).match(value):  # process.env.X ?? "fallback": the fallback
+            fallback = regex(r"\s*(?:\?\?|\|\||\bor\b)\s*[\"']([^\"'\n]+)[\"']").match(doc, found[1])
+            if fallback is None:
+                continue
+            found, value = fallback.span(1), fallback.group(1)
+        if value.startswith("-") or doc[max(0, start - 7):start].lower().endswith("public "):
+            continue
+        if hidden(name, value):
+            spans.append((found[0], found[1], marker))
+    return spans
+
+
+
+# -- a name and its value apart -------------------------------------------------------------------------
+
+# `name: X`, `"Name": "X"`, `key="X"`, `variable "X"`, `ParameterKey: X`: a label that names the value
+# stored in a sibling field.
+_LABEL = (r"(?i)(?<![\w\-])(?:name|key|parametername|parameterkey|secretname|variable|env|envvar|field|setting)"
+          r"[\"']?(?:\s*(?:=>|[:=])\s*|\s+)[\"']?(?P<name>[a-z_/.][\w.\-/:]{2,80})[\"']?")
+# The sibling that holds the value: `value: X`, `"Value": "X"`, `value="X"`, `default = "X"`.
+_SIBLING = (r"(?i)(?<![\w\-])[\"']?(?:value|default|parametervalue|secretstring|secretvalue|val)[\"']?"
+            r"\s*(?:=>|[:=])\s*[bu]?" + r"""(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<s>[^\s"'`,;&|()}\]\\<>]+))""")
+_WINDOW = 300
+
+
+def _named_by_label(name: str) -> bool:
+    return secret_name(name) or weak_secret_name(name)
+
+
+def sibling_spans(doc: str, lower: str) -> list[Span]:
+    """Values in the field beside the one that names them (Kubernetes `env`, ECS, SSM, Terraform
+    variables, .NET `<add key=… value=…/>`), after the label or before it in the same object."""
+    if not any(word in lower for word in ("value", "default", "secretstring")):
+        return []
+    spans: list[Span] = []
+    text = lower if len(lower) == len(doc) else doc
+    labels = [m for m in regex(_LABEL).finditer(text) if _named_by_label(doc[m.start("name"):m.end("name")])]
+    for index, label in enumerate(labels):
+        name = doc[label.start("name"):label.end("name")]
+        stop = min(label.end() + _WINDOW, len(doc))
+        following = regex(r"(?i)(?<![\w\-])[\"']?(?:name|key|variable)[\"']?\s*(?:=>|[:=])").search(text, label.end(), stop)
+        if following is not None:
+            stop = following.start()
+        after = regex(_SIBLING).search(doc, label.end(), stop)
+        if after is None:  # the value may come first: {"value": "…", "name": "DB_PASSWORD"}
+            begin = max(0, label.start() - _WINDOW, labels[index - 1].end() if index else 0)
+            opening = doc.rfind("{", begin, label.start())
+            candidates = list(regex(_SIBLING).finditer(doc, opening + 1 if opening != -1 else begin, label.start()))
+            after = candidates[-1] if candidates else None
+        span = _group_span(after) if after is not None else None
+        if span is not None and hidden(name, doc[span[0]:span[1]]):
+            spans.append((*span, REDACTED.format("secret")))
+    return spans
+
+
+# -- tables, prose, URL queries -------------------------------------------------------------------------
+
+# A row of a two-column listing (`vault kv get`, `heroku config`, a Markdown table): the name first on
+# its line, then two or more spaces, a tab or a pipe, then the value alone.
+_ROW = (r"(?m)^[ \t+\-|>*]*(?P<name>[A-Za-z_][\w.\-/]{1,60})(?:[ \t]*\|[ \t]*|\t+[ \t]*|[ \t]{2,})"
+        r"(?P<s>[^\s|]{3,})[ \t]*(?:\|[^\n]*)?$")
+# `the password is X`, `set the token to X`, `passphrase: X`, `PIN 0000` in prose or a chat.
+_PROSE = (r"(?i)\b(?:password|passphrase|passwd|passcode|secret|token|api[ _-]?key|pat|pin)\b"
+          r"(?:\s+(?:is|was|to|set to|becomes|became|now|of))?\s+[\"'`]?(?P<s>[^\s\"'`,;<>()\[\]{}=]+)(?![(\[{=])")
+_QUERY = r"[?&;](?P<name>[A-Za-z0-9_.\-\[\]]{1,40})=(?P<s>[^&#\s\"'<>]{6,})"
+
+
+def row_spans(doc: str, lower: str) -> list[Span]:
+    """Values in a table row whose first column names a secret."""
+    if not any(hint in lower for hint in LOWER_HINTS):
+        return []
+    spans: list[Span] = []
+    for match in regex(_ROW).finditer(doc):
+        name, value = match.group("name"), match.group("s")
+        if hidden(name, value) and (secret_name(name) and password_like(value) or random_looking(value)):
+            spans.append((*match.span("s"), REDACTED.format("secret")))
+    return spans
+
+
+def prose_spans(doc: str, lower: str) -> list[Span]:
+    """A password or token given in a sentence: only a value that looks chosen or random, not a word."""
+    spans: list[Span] = []
+    if not any(word in lower for word in ("pass", "secret", "token", "key", "pat", "pin")):
+        return spans
+    text = lower if len(lower) == len(doc) else doc
+    for match in regex(_PROSE).finditer(text):
+        start, end = match.span("s")
+        value = doc[start:end]
+        trimmed = value.rstrip(".),:!?")
+        if len(trimmed) < len(value) and (end == len(doc) or doc[end].isspace()):
+            end, value = start + len(trimmed), trimmed
+        if value.startswith(("[REDACTED", "$", "%", "<", "{")) or not secret_value(value, 8) or regex(DOTTED).match(value):
+            continue
+        if password_like(value) or random_run(value, 16):
+            spans.append((start, end, REDACTED.format("secret")))
+    return spans
+
+
+def query_spans(doc: str) -> list[Span]:
+    """URL query values named so (`?token=`, `&sig=`, `?appid=`, `?code=`) or random under any name
+    that is not a public identifier's (`?page=`, `&sha=`, `?utm_source=` stay)."""
+    if "=" not in doc or ("?" not in doc and "&" not in doc):
+        return []
+    spans: list[Span] = []
+    for match in regex(_QUERY).finditer(doc):
+        name, value = match.group("name"), match.group("s")
+        if hidden(name, value) or (not public_name(name) and random_run(value, 16)):
+            spans.append((*match.span("s"), REDACTED.format("url-query")))
+    return spans

@@ -1,0 +1,126 @@
+"""What a secret looks like, and what only looks like one.
+
+A credential is a run of characters drawn at random: mixed letters and digits with no words in
+it, so its characters change class (lower, upper, digit) at almost every step. Its look-alikes have
+a structure of their own: hex digests and git SHAs (one alphabet of 16), UUIDs, base64 data (with
+`+`, `/` and `=` padding), hashes named by their algorithm (`sha512-…`, `sha256:…`, `h1:…`),
+base58 addresses, and identifiers made of words (`handleUserLogin2`, `MAX_RETRY_COUNT`).
+
+Thresholds were chosen on the corpora of `bench/privacy` (secrets and look-alikes measured apart).
+"""
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `re` is imported lazily (it costs the hook milliseconds); mypy needs the name
+    import re
+
+_compiled: "dict[str, re.Pattern[str]]" = {}
+
+
+def regex(pattern: str) -> "re.Pattern[str]":
+    """Compile on first use (importing `re` and compiling ~150 patterns costs milliseconds)."""
+    found = _compiled.get(pattern)
+    if found is None:
+        import re
+
+        found = _compiled[pattern] = re.compile(pattern)
+    return found
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+_BASE58 = frozenset("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz")
+UUID = r"\A[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z"
+DOTTED = r"\A[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\Z"  # settings.DB_PASSWORD, process.env.TOKEN
+# Words that name a hash right before its value: `sha512-…` (npm integrity), `sha256:…` (image digests),
+# `h1:…` (go.sum), `md5=…`.
+HASH_PREFIX = r"(?i)(?:sha-?(?:1|224|256|384|512)|md5|blake2[bs]?|blake3|h1|crc32|xxh(?:32|64|3)|murmur3?|keccak256)[-:=_/]\Z"
+
+
+def is_hex(text: str) -> bool:
+    return bool(text) and set(text) <= _HEX
+
+
+def is_uuid(text: str) -> bool:
+    return len(text) == 36 and regex(UUID).match(text) is not None
+
+
+def _kind(char: str) -> int:
+    if char.islower():
+        return 0
+    if char.isupper():
+        return 1
+    if char.isdigit():
+        return 2
+    return 3
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy per character."""
+    import math
+
+    counts: dict[str, int] = {}
+    for char in text:
+        counts[char] = counts.get(char, 0) + 1
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def _switches(text: str) -> float:
+    """How often the character class changes from one character to the next (0–1). About 0.6 in a
+    random alphanumeric string, under 0.2 in identifiers made of words."""
+    kinds = [_kind(char) for char in text if char.isalnum()]
+    if len(kinds) < 2:
+        return 0.0
+    return sum(1 for a, b in zip(kinds, kinds[1:]) if a != b) / (len(kinds) - 1)
+
+
+def wordy(text: str) -> bool:
+    """Made of words: camelCase, snake_case, kebab-case, or prose glued together (long letter runs)."""
+    runs = [run for run in regex(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall(text) if run]
+    if not runs:
+        return False
+    letters = [run for run in runs if run.isalpha()]
+    return bool(letters) and sum(len(run) for run in letters) / len(letters) >= 4.5
+
+
+def random_run(text: str, min_length: int = 20, hex_ok: bool = False) -> bool:
+    """Does `text` (one run, no spaces) look drawn at random, like a key or token?"""
+    core = text.strip("-_.~=+/")
+    if len(core) < min_length or any(c.isspace() for c in core):
+        return False
+    if is_uuid(core):
+        return False
+    if is_hex(core.replace("-", "")):
+        return hex_ok and len(core) >= 32 and _switches(core) >= 0.3
+    alnum = [c for c in core if c.isalnum()]
+    if len(alnum) < len(core) * 0.8:
+        return False
+    digits = sum(1 for c in alnum if c.isdigit())
+    classes = sum((any(c.islower() for c in alnum), any(c.isupper() for c in alnum), digits > 0))
+    if classes < 2 or digits == len(alnum):
+        return False
+    if wordy(core) and _switches(core) < 0.35:
+        return False
+    return _switches(core) >= 0.3 and entropy(core) >= (3.2 if len(core) < 24 else 3.6)
+
+
+def strong_run(text: str) -> bool:
+    """Random enough to be a secret wherever it stands: 30+ characters of three classes that no
+    public encoding explains (base58 addresses and content ids lack `0`, `O`, `I` and `l`)."""
+    if len(text) < 30 or not random_run(text, 30):
+        return False
+    if not (any(c.islower() for c in text) and any(c.isupper() for c in text) and any(c.isdigit() for c in text)):
+        return False
+    return len(text) >= 48 or not set(text) <= _BASE58
+
+
+def password_like(value: str) -> bool:
+    """A value a person chose as a password: 8+ characters, no spaces, not a plain word —
+    digits or symbols mixed with letters (`Summer2024!x`, `correct-horse-battery-9`)."""
+    if len(value) < 8 or any(c.isspace() for c in value) or value.isalpha() or value.isdigit():
+        return False
+    kinds = {_kind(char) for char in value}
+    return len(kinds) >= 2 and any(c.isalpha() for c in value) and not value.startswith(("/", "http", "$", "<", "{"))
+
+
+def hash_before(doc: str, start: int) -> bool:
+    """Does a hash algorithm's name stand right before `start` (`sha512-`, `sha256:`, `h1:`)?"""
+    return regex(HASH_PREFIX).search(doc, max(0, start - 12), start) is not None
