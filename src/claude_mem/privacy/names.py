@@ -122,7 +122,7 @@ def weak_secret_name(name: str) -> bool:
 def public_name(name: str) -> bool:
     """A name whose value is an identifier others may see (`commit_sha`, `request_id`, `image`)."""
     parts = name_parts(name)
-    return bool(parts) and parts[-1] in PUBLIC_WORDS
+    return bool(parts) and (parts[-1] in PUBLIC_WORDS or "PUBLIC" in parts or "PUB" in parts or "PUBLISHABLE" in parts)
 
 
 def placeholder(value: str) -> bool:

@@ -8,6 +8,7 @@ credential stands (after `token`, `key`, `PAT`, `password` …). The look-alikes
 and git SHAs, UUIDs, hashes named by their algorithm, base64 data, base58 addresses, words.
 """
 
+from .names import public_name
 from .shapes import hash_before, random_run, regex, strong_run
 
 Span = tuple[int, int, str]
@@ -126,8 +127,13 @@ def listed_spans(doc: str) -> list[Span]:
 _RUN = r"[A-Za-z0-9][A-Za-z0-9_\-]{19,}"
 _HASH_NAMES = frozenset(("sha", "sha1", "sha224", "sha256", "sha384", "sha512", "md5", "h1", "blake2b", "blake3"))
 # Words after which a random run is a credential: `the PAT abc…`, `api key: abc…`, `token=abc…`.
-_CREDENTIAL_WORD = (r"(?i)(?<!public )(?<!public_)(?<!public-)(?<!pub )(?:token|pat|keys?|secret|password|passwd|passphrase|credentials?|apikey|bearer|auth"
+_CREDENTIAL_WORD = (r"(?i)(?<!public )(?<!public_)(?<!public-)(?<!pub )"
+                    r"(?:token|pat|keys?|secret|password|passwd|passphrase|credentials?|apikey|bearer|auth"
                     r"|signature|license|serial)\b[^\n]{0,40}\Z")
+
+
+_ASSIGNMENT = (r"""(?:(?P<name>[A-Za-z_][\w.\-]{0,60})\\?["']?[ \t]*(?:=>|:=|[=:])|(?<!\S)--?(?P<flag>[A-Za-z][\w\-]{1,40})"""
+               r"""[ \t=])[ \t]*[bu]?\\?["']?\Z""")
 
 
 def _prefix_length(run: str) -> int:
@@ -162,6 +168,16 @@ def _in_data(doc: str, start: int, end: int) -> bool:
     return before == "@" or (before in ":-_=" and hash_before(doc, start))
 
 
+def _assigned(doc: str, start: int) -> bool:
+    """Does the run stand as the value of a name that is not a public identifier's (`STRIPE_LIVE=…`,
+    `"x-app": "…"`, `--seed …`; not `commit_sha=…`, `"request_id": …`)?"""
+    found = regex(_ASSIGNMENT).search(doc, max(0, start - 80), start)
+    if found is None:
+        return False
+    name = found.group("name") or found.group("flag")
+    return not public_name(name) and not doc[max(0, found.start() - 8):found.start()].lower().endswith(("public ", "pub "))
+
+
 def shape_spans(doc: str) -> list[Span]:
     """Runs that look like credentials by their shape and place."""
     spans: list[Span] = []
@@ -181,6 +197,7 @@ def shape_spans(doc: str) -> list[Span]:
                 continue
         if strong_run(run):
             spans.append((start, end, REDACTED.format("token")))
-        elif random_run(run, 20) and regex(_CREDENTIAL_WORD).search(doc, max(0, start - 48), start):
+        elif random_run(run, 20) and (regex(_CREDENTIAL_WORD).search(doc, max(0, start - 48), start)
+                                      or _assigned(doc, start)):
             spans.append((start, end, REDACTED.format("token")))
     return spans
