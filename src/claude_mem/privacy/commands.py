@@ -14,6 +14,7 @@ from .shapes import regex
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `re` is imported lazily (see shapes.regex)
     import re
+    from collections.abc import Iterator
 
 Span = tuple[int, int, str]
 
@@ -104,9 +105,9 @@ _POSITIONAL = (
 _EXTENT = r"(?:[^\n|;&]|\\\n|&&?(?=\S)|\|\|)*"  # to the end of the command (a continued line included)
 
 
-def _compiled(programs: tuple[str, ...]) -> str:
-    names = "|".join(sorted((p.replace(".", r"\.").replace("+", r"\+") for p in programs), key=len, reverse=True))
-    return rf"(?:^|(?<=[\s;|&(`'\"$/+\-]))(?:{names})(?=[\s'\"]|$)(?P<rest>[^\n|;&]*(?:\\\n[^\n|;&]*)*)"
+_BEFORE_PROGRAM = frozenset(" \t\n\r;|&(`'\"$/+-")
+# After a program's name: the rest of its command (a continued line included).
+_REST = r"(?=[\s'\"]|$)(?P<rest>[^\n|;&]*(?:\\\n[^\n|;&]*)*)"
 
 
 def _flag_patterns(flags: tuple[tuple[str, str], ...]) -> list[str]:
@@ -124,9 +125,8 @@ def _flag_patterns(flags: tuple[tuple[str, str], ...]) -> list[str]:
     return patterns
 
 
-_PATTERNS: list[tuple[tuple[str, ...], str, list[str]]] = [
-    (programs, _compiled(programs), _flag_patterns(flags)) for programs, flags in _FLAGS if flags
-]
+_PATTERNS: list[tuple[tuple[str, ...], list[str]]] = [(programs, _flag_patterns(flags)) for programs, flags in _FLAGS]
+_WORD = r"[a-z0-9_.+\-]+"
 
 
 def _value_span(match: "re.Match[str]", doc_offset: int) -> "tuple[int, int] | None":
@@ -151,22 +151,40 @@ def _credential(value: str) -> bool:
     return not placeholder(bare)
 
 
+def _present(literal: str, lower: str, words: "set[str] | None") -> bool:
+    if words is not None and regex(_WORD).fullmatch(literal):
+        return literal in words
+    return literal in lower
+
+
+def _commands(doc: str, lower: str, program: str) -> "Iterator[tuple[str, int]]":
+    """Each command line of `program` in `doc`: (the text after the program's name, where it starts)."""
+    index = lower.find(program)
+    while index != -1:
+        if index == 0 or doc[index - 1] in _BEFORE_PROGRAM:
+            found = regex(_REST).match(doc, index + len(program))
+            if found is not None:
+                yield found.group("rest"), found.start("rest")
+        index = lower.find(program, index + len(program))
+
+
 def command_spans(doc: str, lower: str) -> list[Span]:
     """Passwords given to programs on their command lines."""
     spans: list[Span] = []
     marker = "[REDACTED:password-flag]"
-    for programs, command, flag_patterns in _PATTERNS:
-        if not any(program in lower for program in programs):
-            continue
-        for found in regex(command).finditer(doc):
-            rest, offset = found.group("rest"), found.start("rest")
-            for pattern in flag_patterns:
-                for match in regex(pattern).finditer(rest):
-                    span = _value_span(match, offset)
-                    if span is not None:
-                        spans.append((*span, marker))
+    words = set(regex(_WORD).findall(lower)) if len(lower) > 2000 else None
+    for programs, flag_patterns in _PATTERNS:
+        for program in programs:
+            if not _present(program, lower, words):
+                continue
+            for rest, offset in _commands(doc, lower, program):
+                for pattern in flag_patterns:
+                    for match in regex(pattern).finditer(rest):
+                        span = _value_span(match, offset)
+                        if span is not None:
+                            spans.append((*span, marker))
     for literals, pattern in _POSITIONAL:
-        if any(literal in lower for literal in literals):
+        if any(_present(literal, lower, words) for literal in literals):
             for match in regex(pattern).finditer(doc):
                 span = _value_span(match, 0)
                 if span is not None:

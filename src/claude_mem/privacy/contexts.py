@@ -27,7 +27,7 @@ _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
      r"(?:[a-z][a-z0-9_-]{1,24}\s+)?"  # a scheme: basic, bearer, ssws, digest, aws4-hmac-sha256, …
      r"(?P<s>[^\s\"',;]{6,}(?:[^\n\"']*)?)"),
     ("authorization", ("bearer",), r"(?i)bearer\s+(?P<s>(?=[a-z0-9_\-.~+/]*[0-9])[a-z0-9_\-.~+/]{16,}=*)"),
-    ("cookie", ("cookie",), r"(?i)cookie\s*:\s*(?P<s>[^\r\n\"']+)"),
+    ("cookie", ("cookie",), r"(?i)cookie[ \t]*:[ \t]*(?P<s>[^\r\n\"']+)"),
     ("netrc", ("password",), r"(?i)login\s+\S+\s+(?:[+\-]\s*)?password\s+(?P<s>\S+)"),
     # .netrc's `password` on a line of its own (other tokens, or patch lines, between it and `login`)
     ("netrc-line", ("machine",), r"(?i)password[ \t]+(?P<s>\S+)"),
@@ -132,6 +132,11 @@ def named_spans(doc: str, lower: str) -> list[Span]:
             match = regex(_ASSIGNED).match(doc, after + 1 if quote and doc[after:after + 1] == quote else end)
             if match is not None and match.group("call") is not None:  # `password = get_password()`
                 continue
+        if match is None and not dashes:  # the value may sit in a sibling field
+            sibling = _sibling(doc, start, end)
+            if sibling is not None:
+                spans.append(sibling)
+            continue
         if match is None or not (name[:1].isalpha() or name[:1] == "_"):
             continue
         found = _group_span(match)
@@ -150,47 +155,41 @@ def named_spans(doc: str, lower: str) -> list[Span]:
     return spans
 
 
-
 # -- a name and its value apart -------------------------------------------------------------------------
 
-# `name: X`, `"Name": "X"`, `key="X"`, `variable "X"`, `ParameterKey: X`: a label that names the value
-# stored in a sibling field.
+# The label before a name that names a value kept in a sibling field: `name: X`, `"Name": "X"`,
+# `key="X"`, `variable "X"`, `ParameterKey: X`.
 _LABEL = (r"(?i)(?<![\w\-])(?:name|key|parametername|parameterkey|secretname|variable|env|envvar|field|setting)"
-          r"[\"']?(?:\s*(?:=>|[:=])\s*|\s+)[\"']?(?P<name>[a-z_/.][\w.\-/:]{2,80})[\"']?")
+          r"[\"']?(?:\s*(?:=>|[:=])\s*|\s+)[\"']?\Z")
 # The sibling that holds the value: `value: X`, `"Value": "X"`, `value="X"`, `default = "X"`.
 _SIBLING = (r"(?i)(?<![\w\-])[\"']?(?:value|default|parametervalue|secretstring|secretvalue|val)[\"']?"
             r"\s*(?:=>|[:=])\s*[bu]?" + r"""(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<s>[^\s"'`,;&|()}\]\\<>]+))""")
+_NEXT_LABEL = r"(?i)(?<![\w\-])[\"']?(?:name|key|variable)[\"']?\s*(?:=>|[:=])"
 _WINDOW = 300
+_PATH_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/:")
 
 
-def _named_by_label(name: str) -> bool:
-    return secret_name(name) or weak_secret_name(name)
-
-
-def sibling_spans(doc: str, lower: str) -> list[Span]:
-    """Values in the field beside the one that names them (Kubernetes `env`, ECS, SSM, Terraform
-    variables, .NET `<add key=… value=…/>`), after the label or before it in the same object."""
-    if not any(word in lower for word in ("value", "default", "secretstring")):
-        return []
-    spans: list[Span] = []
-    text = lower if len(lower) == len(doc) else doc
-    labels = [m for m in regex(_LABEL).finditer(text) if _named_by_label(doc[m.start("name"):m.end("name")])]
-    for index, label in enumerate(labels):
-        name = doc[label.start("name"):label.end("name")]
-        stop = min(label.end() + _WINDOW, len(doc))
-        following = regex(r"(?i)(?<![\w\-])[\"']?(?:name|key|variable)[\"']?\s*(?:=>|[:=])").search(text, label.end(), stop)
-        if following is not None:
-            stop = following.start()
-        after = regex(_SIBLING).search(doc, label.end(), stop)
-        if after is None:  # the value may come first: {"value": "…", "name": "DB_PASSWORD"}
-            begin = max(0, label.start() - _WINDOW, labels[index - 1].end() if index else 0)
-            opening = doc.rfind("{", begin, label.start())
-            candidates = list(regex(_SIBLING).finditer(doc, opening + 1 if opening != -1 else begin, label.start()))
+def _sibling(doc: str, start: int, end: int) -> "Span | None":
+    """The value beside the name at `start:end` when a label introduces the name."""
+    lead = start
+    while lead and doc[lead - 1] in _PATH_CHARS:  # /prod/db/master_password
+        lead -= 1
+    label = regex(_LABEL).search(doc, max(0, lead - 40), lead)
+    name = doc[lead:end]
+    if label is None or not (secret_name(name) or weak_secret_name(name)):
+        return None
+    stop = min(end + _WINDOW, len(doc))
+    following = regex(_NEXT_LABEL).search(doc, end, stop)
+    after = regex(_SIBLING).search(doc, end, following.start() if following else stop)
+    if after is None:  # the value may come first: {"value": "…", "name": "DB_PASSWORD"}
+        opening = doc.rfind("{", max(0, label.start() - _WINDOW), label.start())
+        if opening != -1:
+            candidates = list(regex(_SIBLING).finditer(doc, opening + 1, label.start()))
             after = candidates[-1] if candidates else None
-        span = _group_span(after) if after is not None else None
-        if span is not None and hidden(name, doc[span[0]:span[1]]):
-            spans.append((*span, REDACTED.format("secret")))
-    return spans
+    span = _group_span(after) if after is not None else None
+    if span is None or not hidden(name, doc[span[0]:span[1]]):
+        return None
+    return (*span, REDACTED.format("secret"))
 
 
 # -- tables, prose, URL queries -------------------------------------------------------------------------
@@ -200,8 +199,10 @@ def sibling_spans(doc: str, lower: str) -> list[Span]:
 _ROW = (r"(?m)^[ \t+\-|>*]*(?P<name>[A-Za-z_][\w.\-/]{1,60})(?:[ \t]*\|[ \t]*|\t+[ \t]*|[ \t]{2,})"
         r"(?P<s>[^\s|]{3,})[ \t]*(?:\|[^\n]*)?$")
 # `the password is X`, `set the token to X`, `passphrase: X`, `PIN 0000` in prose or a chat.
-_PROSE = (r"(?i)\b(?:password|passphrase|passwd|passcode|secret|token|api[ _-]?key|pat|pin)\b"
-          r"(?:\s+(?:is|was|to|set to|becomes|became|now|of))?\s+[\"'`]?(?P<s>[^\s\"'`,;<>()\[\]{}=]+)(?![(\[{=])")
+_PROSE_WORDS = ("pass", "secret", "token", "api", "pat", "pin")
+_PROSE = (r"(?i)(?:password|passphrase|passwd|passcode|secret|token|api[ _-]?key|pat|pin)\b"
+          r"(?:[ \t]+(?:for|of)[ \t]+(?:the[ \t]+)?[\w.\-]+)?(?:[ \t]+(?:is|was|to|set to|becomes|became|now|of))?"
+          r"[ \t]+[\"'`]?(?P<s>[^\s\"'`,;<>()\[\]{}=]+)(?=[\s\"'`,;<>)]|$)")
 _QUERY = r"[?&;](?P<name>[A-Za-z0-9_.\-\[\]]{1,40})=(?P<s>[^&#\s\"'<>]{6,})"
 
 
@@ -220,19 +221,24 @@ def row_spans(doc: str, lower: str) -> list[Span]:
 def prose_spans(doc: str, lower: str) -> list[Span]:
     """A password or token given in a sentence: only a value that looks chosen or random, not a word."""
     spans: list[Span] = []
-    if not any(word in lower for word in ("pass", "secret", "token", "key", "pat", "pin")):
-        return spans
     text = lower if len(lower) == len(doc) else doc
-    for match in regex(_PROSE).finditer(text):
-        start, end = match.span("s")
-        value = doc[start:end]
-        trimmed = value.rstrip(".),:!?")
-        if len(trimmed) < len(value) and (end == len(doc) or doc[end].isspace()):
-            end, value = start + len(trimmed), trimmed
-        if value.startswith(("[REDACTED", "$", "%", "<", "{")) or not secret_value(value, 8) or regex(DOTTED).match(value):
-            continue
-        if password_like(value) or random_run(value, 16):
-            spans.append((start, end, REDACTED.format("secret")))
+    for word in _PROSE_WORDS:
+        index = text.find(word)
+        while index != -1:
+            found = regex(_PROSE).match(text, index) if _word_start(text, index) else None
+            index = text.find(word, index + len(word))
+            if found is None:
+                continue
+            start, end = found.span("s")
+            value = doc[start:end]
+            trimmed = value.rstrip(".),:!?")
+            if len(trimmed) < len(value) and (end == len(doc) or doc[end].isspace()):
+                end, value = start + len(trimmed), trimmed
+            if value.startswith(("[REDACTED", "$", "%", "<", "{")) or not secret_value(value, 8) \
+                    or regex(DOTTED).match(value):
+                continue
+            if password_like(value) or random_run(value, 16):
+                spans.append((start, end, REDACTED.format("secret")))
     return spans
 
 

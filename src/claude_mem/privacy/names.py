@@ -18,11 +18,14 @@ _SECRET_WORDS = frozenset(
     ("SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASS", "PASSPHRASE", "PASSCODE", "TOKEN", "TOKENS",
      "APIKEY", "CREDENTIAL", "CREDENTIALS", "CREDS", "PRIVATEKEY", "SECRETKEY", "ACCESSKEY", "AUTHTOKEN",
      "ACCESSTOKEN", "DSN", "PWD", "PSK", "STOREPASS", "KEYPASS", "SRCSTOREPASS", "DESTSTOREPASS", "SRCKEYPASS",
-     "DESTKEYPASS", "DBPASS", "PAT", "PW", "PASSWRD")
+     "DESTKEYPASS", "DBPASS", "PAT", "PW", "PASSWRD", "MNEMONIC", "SEEDPHRASE", "AUTHTOK", "REQUIREPASS", "MASTERAUTH")
 )
 # One-word names ending so (`PGPASSWORD`, `authtoken`, `clientsecret`) say secret too.
 _SECRET_SUFFIXES = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET", "TOKEN", "APIKEY", "SECRETKEY", "PRIVATEKEY",
-                    "ACCESSKEY", "CREDENTIALS", "ACCOUNTKEY", "SHAREDKEY", "MASTERKEY", "SIGNINGKEY")
+                    "ACCESSKEY", "CREDENTIALS", "ACCOUNTKEY", "SHAREDKEY", "MASTERKEY", "SIGNINGKEY", "PASS")
+# Words ending in PASS that are no password.
+_NOT_PASSWORDS = frozenset(("BYPASS", "COMPASS", "SURPASS", "TRESPASS", "OVERPASS", "UNDERPASS", "ENCOMPASS", "MULTIPASS",
+                            "ONEPASS", "TWOPASS", "FIRSTPASS", "SECONDPASS", "RENDERPASS", "SUBPASS"))
 # `KEY` after these words names something that is not a secret (`sort_key`, `primary_key`, `cache_key`).
 _PUBLIC_KEY_QUALIFIERS = frozenset(
     ("SORT", "PRIMARY", "FOREIGN", "CACHE", "PARTITION", "ROW", "HASH", "RANGE", "UNIQUE", "COMPOSITE", "LOOKUP",
@@ -32,7 +35,7 @@ _PUBLIC_KEY_QUALIFIERS = frozenset(
      "COMPOUND", "CLUSTERING", "S3", "BUCKET", "FILE", "TABLE", "COLUMN", "JSON", "YAML", "DATA", "MESSAGE",
      "EVENT", "METRIC", "LABEL", "TAG", "ATTRIBUTE", "PROPERTY", "FIELD", "VALUE", "ENUM", "CSV", "ROUTE"))
 # Names that mark a secret only when the value also looks random.
-_WEAK_WORDS = frozenset(("AUTH", "SIG", "SIGNATURE", "COOKIE", "SESSION", "SESSIONID", "SID", "SALT", "HMAC",
+_WEAK_WORDS = frozenset(("AUTH", "SIG", "COOKIE", "SESSION", "SESSIONID", "SID", "SALT", "HMAC",
                          "PRIVATE", "NONCE", "KEY", "KEYS", "PWD", "CONN", "CONNECTION", "CREDENTIAL", "CODE", "OTP",
                          "TICKET", "JWT", "BEARER", "REFRESH", "CSRF", "XSRF", "LICENSE", "SERIAL", "APPID"))
 _NOT_SECRET_VALUES = frozenset(("true", "false", "none", "null", "nil", "yes", "no", "changeme", "redacted",
@@ -53,7 +56,11 @@ _ABOUT_WORDS = frozenset(("FILE", "PATH", "DIR", "ENV", "VAR", "NAME", "ID", "ID
                           "VERSION", "ROTATION", "USAGE", "SIZE", "BYTES", "BITS", "MODE", "METHOD", "SCOPE", "SCOPES",
                           "HELPER", "MANAGER", "SERVICE", "STRENGTH", "VALIDATOR", "INPUT", "FORM", "ERROR", "STATUS",
                           "EXPIRATION", "EXPIRE", "LIFETIME", "AGE", "PREFIX", "SUFFIX", "INDEX", "KIND", "TYPES",
-                          "COMPLEXITY", "RULES", "CHECK", "VERIFY", "VALIDATION", "ISSUER", "AUDIENCE", "CLAIMS"))
+                          "COMPLEXITY", "RULES", "CHECK", "VERIFY", "VALIDATION", "ISSUER", "AUDIENCE", "CLAIMS",
+                          "STORAGE", "BACKEND", "CONFIRMATION", "EMPTY", "SET", "MISSING", "INVALID", "EXPIRED"))
+# Words that make the whole name describe a secret wherever they stand (`kPasswordAutofillHint…`).
+_DESCRIBING_WORDS = frozenset(("HINT", "PLACEHOLDER", "AUTOFILL", "LABEL", "TITLE", "DESCRIPTION", "MESSAGE", "TEXT",
+                               "CAPTION", "TOOLTIP", "HELP", "DOC", "DOCS"))
 # The last word of a public identifier's name: its random-looking value is an id, not a credential.
 PUBLIC_WORDS = frozenset(("ID", "IDS", "UUID", "GUID", "SHA", "SHA1", "SHA256", "SHA512", "HASH", "DIGEST",
                           "CHECKSUM", "ETAG", "INTEGRITY", "COMMIT", "REV", "REVISION", "VERSION", "OID", "CID", "TRACE",
@@ -66,7 +73,8 @@ PUBLIC_WORDS = frozenset(("ID", "IDS", "UUID", "GUID", "SHA", "SHA1", "SHA256", 
                           "MARKER", "OFFSET", "FILTER", "QUERY", "Q", "SEARCH", "SORT", "ORDER", "UTM", "LANG",
                           "LOCALE", "FORMAT", "CALLBACK", "REDIRECT", "RETURN", "SOURCE", "TARGET", "DEST", "HREF",
                           "SRC", "ALT", "TITLE", "ANCHOR", "STYLE", "CLASS", "COLOR", "FONT", "SIZE", "WIDTH", "HEIGHT",
-                          "CHANNEL", "THREAD", "MESSAGE", "EVENT", "ITEM", "ORG", "TEAM", "SPACE", "WORKSPACE"))
+                          "CHANNEL", "THREAD", "MESSAGE", "EVENT", "ITEM", "ORG", "TEAM", "SPACE", "WORKSPACE", "KSUID",
+                          "CLID", "FBCLID", "GCLID", "MSCLKID", "DCLID", "YCLID", "IGSHID", "MATCH", "NONE", "SIGNATURE"))
 _NAME_SPLIT = r"[_.\-/:\s\[\]]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])"
 
 
@@ -91,10 +99,10 @@ def _strength(name: str) -> int:
     """2: a secret word names it (`password`, `token`); 1: a qualified `key` (`api_key`, `LicenseKey`),
     whose value must also look like a credential (a `redis_key` holds `user:42:profile`); 0: neither."""
     parts = _hinted(name)
-    if not parts or parts[-1] in _ABOUT_WORDS:
+    if not parts or parts[-1] in _ABOUT_WORDS or _DESCRIBING_WORDS.intersection(parts):
         return 0
     for index, part in enumerate(parts):
-        if part in _SECRET_WORDS or (len(part) > 6 and part.endswith(_SECRET_SUFFIXES)):
+        if part in _SECRET_WORDS or (len(part) > 6 and part.endswith(_SECRET_SUFFIXES) and part not in _NOT_PASSWORDS):
             return 0 if part in ("TOKENS", "PAT", "PASS", "PW") and _counted(parts, index) else 2
     if parts[-1] in ("KEY", "KEYS") and len(parts) > 1 and parts[-2] not in _PUBLIC_KEY_QUALIFIERS \
             and not parts[-2].isdigit():
@@ -114,7 +122,7 @@ def _counted(parts: list[str], index: int) -> bool:
 def weak_secret_name(name: str) -> bool:
     """A name that hides a secret only when its value looks random (`auth`, `session_id`, `sig`, `key`)."""
     parts = _hinted(name) or name_parts(name)
-    if not parts or parts[-1] in PUBLIC_WORDS - {"ID"}:
+    if not parts or parts[-1] in PUBLIC_WORDS - {"ID"} or "PUBLIC" in parts or "PUB" in parts:
         return False
     return any(part in _WEAK_WORDS or part.endswith(("AUTH", "SECRET", "SIG", "KEY", "TOKEN")) for part in parts)
 
@@ -130,7 +138,7 @@ def placeholder(value: str) -> bool:
     bare = value.strip().strip("\"'")
     if bare.startswith(("$", "%", "<", "[REDACTED", "{{", "${", "#{", "process.env", "os.environ", "env(", "ENV[")):
         return True
-    if "[REDACTED:" in bare or set(bare) <= {"*", "x", "X", ".", "-", "_", "•", "?", "#", "0"}:
+    if "[REDACT" in bare or set(bare) <= {"*", "x", "X", ".", "-", "_", "•", "?", "#", "0"} or "..." in bare or "…" in bare:
         return True
     words = [word for word in regex(r"[_\-\s.]+").split(bare.lower()) if word]
     return bool(words) and all(word.isalpha() for word in words) and len(words) >= 2 \
@@ -152,8 +160,12 @@ def random_looking(value: str) -> bool:
         return False
     if bare[0] in "/~." or "://" in bare or is_uuid(bare) or regex(DOTTED).match(bare):
         return False
+    if wordy(bare) or regex(r"[A-Za-z]{3,}\.[A-Za-z]{3,}\.[A-Za-z]").search(bare):
+        return False  # words, or a dotted name (`com.acme.auth.RedisBackend@4fd4d13b`)
     if random_run(bare, 16):
         return True
+    if sum(c.isalnum() for c in bare) >= 0.8 * len(bare):
+        return False  # random_run judged it (a digest with a label, a word with a number)
     classes = sum((any(c.islower() for c in bare), any(c.isupper() for c in bare), any(c.isdigit() for c in bare)))
     if classes < 2:
         return False
@@ -163,9 +175,13 @@ def random_looking(value: str) -> bool:
 def hidden(name: str, value: str) -> bool:
     """Is `value`, held by `name`, a secret?"""
     strength = _strength(name)
+    bare = value.strip().strip("\"'")
+    if bare.startswith(("./", "../", "~/")) or bare.startswith("/") and bare.count("/") > 1:
+        return False  # a file the secret is read from
+    if "." in name and bare.count(" ") >= 2 and not any(c.isdigit() for c in bare):
+        return False  # an i18n key and its sentence: "settings.tokens.empty" = "You have no tokens."
     if strength == 2:
         return secret_value(value) and not (name.upper().endswith("PWD") and value.lstrip("\"'")[:1] in "/~.")
     if strength == 1:
-        bare = value.strip().strip("\"'")
         return secret_value(bare, 8) and (random_looking(bare) or password_like(bare) and not any(c in bare for c in " /:"))
     return weak_secret_name(name) and random_looking(value)

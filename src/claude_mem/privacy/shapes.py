@@ -88,7 +88,10 @@ def random_run(text: str, min_length: int = 20, hex_ok: bool = False) -> bool:
         return False
     if is_uuid(core):
         return False
-    if is_hex(core.replace("-", "")):
+    body = core  # `Linux-node-<sha256>`, `v1-deps-<sha1>`: a digest with a label
+    while prefix_length(body):
+        body = body[prefix_length(body):]
+    if is_hex(core.replace("-", "")) or (body != core and is_hex(body.replace("-", ""))):
         return hex_ok and len(core) >= 32 and _switches(core) >= 0.3
     alnum = [c for c in core if c.isalnum()]
     if len(alnum) < len(core) * 0.8:
@@ -100,6 +103,20 @@ def random_run(text: str, min_length: int = 20, hex_ok: bool = False) -> bool:
     if wordy(core) and _switches(core) < 0.35:
         return False
     return _switches(core) >= 0.3 and entropy(core) >= (3.2 if len(core) < 24 else 3.6)
+
+
+def prefix_length(run: str) -> int:
+    """The length of a token-like prefix: up to three short word-like segments, each followed by `_`
+    or `-` (`sbp_`, `shippo_live_`, `tskey-auth-`, `lsv2_pt_`, `fm2_`); 0 when none."""
+    length, segments = 0, 0
+    for piece in regex(r"[A-Za-z][A-Za-z0-9]{0,11}[_\-]").finditer(run):
+        if piece.start() != length or segments == 3:
+            break
+        word = piece.group(0)[:-1]
+        if not (word.isalpha() or (len(word) <= 5 and word[0].isalpha())):
+            break
+        length, segments = piece.end(), segments + 1
+    return length
 
 
 def strong_run(text: str) -> bool:

@@ -9,7 +9,7 @@ and git SHAs, UUIDs, hashes named by their algorithm, base64 data, base58 addres
 """
 
 from .names import public_name
-from .shapes import hash_before, random_run, regex, strong_run
+from .shapes import hash_before, is_hex, prefix_length, random_run, regex, strong_run
 
 Span = tuple[int, int, str]
 REDACTED = "[REDACTED:{}]"
@@ -125,6 +125,7 @@ def listed_spans(doc: str) -> list[Span]:
 # -- the shape every token shares ------------------------------------------------------------------------
 
 _RUN = r"[A-Za-z0-9][A-Za-z0-9_\-]{19,}"
+_KEY_TYPE = r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) \Z"
 _HASH_NAMES = frozenset(("sha", "sha1", "sha224", "sha256", "sha384", "sha512", "md5", "h1", "blake2b", "blake3"))
 # Words after which a random run is a credential: `the PAT abc…`, `api key: abc…`, `token=abc…`.
 _CREDENTIAL_WORD = (r"(?i)(?<!public )(?<!public_)(?<!public-)(?<!pub )"
@@ -133,26 +134,15 @@ _CREDENTIAL_WORD = (r"(?i)(?<!public )(?<!public_)(?<!public-)(?<!pub )"
 
 
 _ASSIGNMENT = (r"""(?:(?P<name>[A-Za-z_][\w.\-]{0,60})\\?["']?[ \t]*(?:=>|:=|[=:])|(?<!\S)--?(?P<flag>[A-Za-z][\w\-]{1,40})"""
-               r"""[ \t=])[ \t]*[bu]?\\?["']?\Z""")
-
-
-def _prefix_length(run: str) -> int:
-    """The length of a token-like prefix: up to three short word-like segments, each followed by `_`
-    or `-` (`sbp_`, `shippo_live_`, `tskey-auth-`, `lsv2_pt_`, `FlyV1 fm2_`); 0 when none."""
-    length, segments = 0, 0
-    for piece in regex(r"[A-Za-z][A-Za-z0-9]{0,11}[_\-]").finditer(run):
-        if piece.start() != length or segments == 3:
-            break
-        word = piece.group(0)[:-1]
-        if not (word.isalpha() or (len(word) <= 5 and word[0].isalpha())):
-            break
-        length, segments = piece.end(), segments + 1
-    return length
+               r"""[ \t=])[ \t]*(?:[bu]|W/)?\\?["']?\Z""")
+_PUBLIC_BLOCK = (r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE|CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|X509 CRL"
+                 r"|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|SIGNED MESSAGE|PGP MESSAGE)-----")
 
 
 def _in_data(doc: str, start: int, end: int) -> bool:
-    """Is the run a piece of base64 data (joined to more of it by `+`, `/` or `=` padding), a named
-    hash (`sha512-…`, `h1:…`), or a version or digest after `@`?"""
+    """Is the run a piece of base64 data (joined to more of it by `+`, `/` or `=` padding, or after
+    `base64,`), a public key's body (after `ssh-ed25519 `), a named hash (`sha512-…`, `h1:…`), a
+    version or digest after `@`, or an `0x` hex number?"""
     low, high = start, end
     while low and (doc[low - 1].isalnum() or doc[low - 1] in "+/="):
         low -= 1
@@ -162,42 +152,71 @@ def _in_data(doc: str, start: int, end: int) -> bool:
     if region != doc[start:end]:
         if "+" in region or region.endswith("=") and not doc[high:high + 1].isalnum():
             return True
-        if "/" in region and sum(1 for part in region.split("/") if random_run(part, 16)) > 1:
+        if "/" in region and (len(region) >= 40 and "//" not in region or
+                              sum(1 for part in region.split("/") if random_run(part, 16)) > 1):
             return True
+    if doc[max(0, low - 7):low] == "base64," or regex(_KEY_TYPE).search(doc, max(0, low - 40), low):
+        return True
     before = doc[start - 1] if start else " "
-    return before == "@" or (before in ":-_=" and hash_before(doc, start))
+    return before == "@" or (before in ":-_=" and hash_before(doc, start)) or (
+        doc[start:start + 2] in ("0x", "0X") and is_hex(doc[start + 2:end]))
 
 
-def _assigned(doc: str, start: int) -> bool:
-    """Does the run stand as the value of a name that is not a public identifier's (`STRIPE_LIVE=…`,
-    `"x-app": "…"`, `--seed …`; not `commit_sha=…`, `"request_id": …`)?"""
+def _assignment(doc: str, start: int) -> "tuple[str, bool] | None":
+    """When the run at `start` stands as a value (`STRIPE_LIVE=…`, `"x-app": "…"`, `--seed …`), the
+    name it is assigned to and whether that name is a public identifier's (`commit_sha`, `request_id`,
+    `public_key`)."""
     found = regex(_ASSIGNMENT).search(doc, max(0, start - 80), start)
     if found is None:
-        return False
+        return None
     name = found.group("name") or found.group("flag")
-    return not public_name(name) and not doc[max(0, found.start() - 8):found.start()].lower().endswith(("public ", "pub "))
+    public = public_name(name) or doc[max(0, found.start() - 8):found.start()].lower().endswith(("public ", "pub "))
+    return name, public
+
+
+def _public_regions(doc: str) -> list[tuple[int, int]]:
+    """Armoured public material (certificates, public keys, PGP public blocks and signatures) and the
+    line after a `public key` comment: base64 there is public, whatever its shape."""
+    regions = []
+    if "-----BEGIN" in doc:
+        for block in regex(_PUBLIC_BLOCK).finditer(doc):
+            end = doc.find("-----END", block.end())
+            regions.append((block.start(), end if end != -1 else min(len(doc), block.end() + 20_000)))
+    if '"kty"' in doc:  # a JSON Web Key's public members
+        regions += [m.span() for m in regex(r'"(?:n|e|x|y|x5c|x5t|x5t#S256|kid)"\s*:\s*\[?\s*"[^"]*"').finditer(doc)]
+    if "public key" in doc:
+        for line in regex(r"public key[^\n]*\n[^\n]*").finditer(doc):
+            regions.append(line.span())
+    return regions
 
 
 def shape_spans(doc: str) -> list[Span]:
     """Runs that look like credentials by their shape and place."""
     spans: list[Span] = []
+    public = None
     for match in regex(_RUN).finditer(doc):
         run, start, end = match.group(0), match.start(), match.end()
         if _in_data(doc, start, end):
             continue
-        prefix = _prefix_length(run)
-        head = run[:prefix].rstrip("_-").lower()
-        if prefix and (head in _HASH_NAMES or regex(r"(?:sha|md)\d").match(head)):
+        assigned = _assignment(doc, start)
+        if assigned is not None and assigned[1]:
             continue
-        if prefix:
-            body = run[prefix:]
-            hex_ok = head.islower() or not head.isalpha()
-            if random_run(body, 28, hex_ok=hex_ok):
-                spans.append((start, end, REDACTED.format("token")))
-                continue
-        if strong_run(run):
+        if public is None:
+            public = _public_regions(doc)
+        if any(low <= start < high for low, high in public):
+            continue
+        prefix = prefix_length(run)
+        head = run[:prefix].rstrip("_-")
+        if prefix and (head.lower() in _HASH_NAMES or regex(r"(?i)(?:sha|md)\d").match(head)):
+            continue
+        # A hex body after a prefix is a token only after `_` and a lower-case prefix (`sbp_…`,
+        # `shippo_live_…`); `Linux-node-<sha256>` and `v1-deps-<sha1>` are cache keys.
+        hex_ok = "-" not in run[:prefix] and not any(c.isupper() for c in head)
+        if prefix and random_run(run[prefix:], 28, hex_ok=hex_ok):
             spans.append((start, end, REDACTED.format("token")))
-        elif random_run(run, 20) and (regex(_CREDENTIAL_WORD).search(doc, max(0, start - 48), start)
-                                      or _assigned(doc, start)):
+        elif strong_run(run[prefix:]):
+            spans.append((start, end, REDACTED.format("token")))
+        elif random_run(run[prefix:], 20) and (assigned is not None
+                                                or regex(_CREDENTIAL_WORD).search(doc, max(0, start - 48), start)):
             spans.append((start, end, REDACTED.format("token")))
     return spans
