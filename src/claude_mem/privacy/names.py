@@ -57,7 +57,7 @@ _ABOUT_WORDS = frozenset(("FILE", "PATH", "DIR", "ENV", "VAR", "NAME", "ID", "ID
                           "HELPER", "MANAGER", "SERVICE", "STRENGTH", "VALIDATOR", "INPUT", "FORM", "ERROR", "STATUS",
                           "EXPIRATION", "EXPIRE", "LIFETIME", "AGE", "PREFIX", "SUFFIX", "INDEX", "KIND", "TYPES",
                           "COMPLEXITY", "RULES", "CHECK", "VERIFY", "VALIDATION", "ISSUER", "AUDIENCE", "CLAIMS",
-                          "STORAGE", "BACKEND", "CONFIRMATION", "EMPTY", "SET", "MISSING", "INVALID", "EXPIRED"))
+                          "STORAGE", "BACKEND", "CONFIRMATION", "ACCESSOR", "EMPTY", "SET", "MISSING", "INVALID", "EXPIRED"))
 # Words that make the whole name describe a secret wherever they stand (`kPasswordAutofillHint…`).
 _DESCRIBING_WORDS = frozenset(("HINT", "PLACEHOLDER", "AUTOFILL", "LABEL", "TITLE", "DESCRIPTION", "MESSAGE", "TEXT",
                                "CAPTION", "TOOLTIP", "HELP", "DOC", "DOCS"))
@@ -67,13 +67,13 @@ PUBLIC_WORDS = frozenset(("ID", "IDS", "UUID", "GUID", "SHA", "SHA1", "SHA256", 
                           "TRACEPARENT", "SPAN", "REQUEST", "CORRELATION", "ULID", "NAME", "TAG", "IMAGE", "REF",
                           "HEAD", "BASE", "PARENT", "TREE", "BLOB", "FINGERPRINT", "KID", "THUMBPRINT", "MD5", "CRC",
                           "NUMBER", "NO", "NUM", "HANDLE", "SLUG", "URL", "URI", "PATH", "FILE", "DIR", "HOST", "EMAIL",
-                          "USER", "USERNAME", "LOGIN", "ACCOUNT", "PROJECT", "REGION", "ZONE", "BUCKET", "KEYID",
+                          "USER", "USERNAME", "LOGIN", "REGION", "ZONE", "BUCKET", "KEYID",
                           "ADDRESS", "ADDR", "WALLET", "PUBKEY", "PUBLICKEY", "CLIENTID", "APPID_PUBLIC", "STATE",
                           "BUILD", "RUN", "JOB", "SESSIONNAME", "CURSOR", "PAGE", "NEXT", "PREV", "AFTER", "BEFORE",
                           "MARKER", "OFFSET", "FILTER", "QUERY", "Q", "SEARCH", "SORT", "ORDER", "UTM", "LANG",
                           "LOCALE", "FORMAT", "CALLBACK", "REDIRECT", "RETURN", "SOURCE", "TARGET", "DEST", "HREF",
                           "SRC", "ALT", "TITLE", "ANCHOR", "STYLE", "CLASS", "COLOR", "FONT", "SIZE", "WIDTH", "HEIGHT",
-                          "CHANNEL", "THREAD", "MESSAGE", "EVENT", "ITEM", "ORG", "TEAM", "SPACE", "WORKSPACE", "KSUID",
+                          "THREAD", "MESSAGE", "EVENT", "ITEM", "KSUID",
                           "CLID", "FBCLID", "GCLID", "MSCLKID", "DCLID", "YCLID", "IGSHID", "MATCH", "NONE", "SIGNATURE"))
 _NAME_SPLIT = r"[_.\-/:\s\[\]]+|(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])"
 
@@ -99,6 +99,8 @@ def _strength(name: str) -> int:
     """2: a secret word names it (`password`, `token`); 1: a qualified `key` (`api_key`, `LicenseKey`),
     whose value must also look like a credential (a `redis_key` holds `user:42:profile`); 0: neither."""
     parts = _hinted(name)
+    if parts and parts[-2:] == ["SECRET", "ID"]:
+        return 2  # Vault's `secret_id`, Consul's `SecretID`: the id is the credential
     if not parts or parts[-1] in _ABOUT_WORDS or _DESCRIBING_WORDS.intersection(parts):
         return 0
     for index, part in enumerate(parts):
@@ -162,7 +164,7 @@ def random_looking(value: str) -> bool:
         return False
     if wordy(bare) or regex(r"[A-Za-z]{3,}\.[A-Za-z]{3,}\.[A-Za-z]").search(bare):
         return False  # words, or a dotted name (`com.acme.auth.RedisBackend@4fd4d13b`)
-    if random_run(bare, 16):
+    if random_run(bare, 16, hex_ok=True, hex_min=16):
         return True
     if sum(c.isalnum() for c in bare) >= 0.8 * len(bare):
         return False  # random_run judged it (a digest with a label, a word with a number)
@@ -172,12 +174,19 @@ def random_looking(value: str) -> bool:
     return entropy(bare) >= 3.3 and not wordy(bare)
 
 
+def _path(value: str) -> bool:
+    """`prod/db/password`, `secret/data/app`: words joined by slashes."""
+    segments = value.split("/")
+    return len(segments) >= 3 and all(regex(r"[\w.\-]+").fullmatch(part) and not random_run(part, 12)
+                                      for part in segments if part)
+
+
 def hidden(name: str, value: str) -> bool:
     """Is `value`, held by `name`, a secret?"""
     strength = _strength(name)
     bare = value.strip().strip("\"'")
-    if bare.startswith(("./", "../", "~/")) or bare.startswith("/") and bare.count("/") > 1:
-        return False  # a file the secret is read from
+    if bare.startswith(("./", "../", "~/")) or bare.startswith("/") and bare.count("/") > 1 or _path(bare):
+        return False  # a file or a secret manager's path the secret is read from
     if "." in name and bare.count(" ") >= 2 and not any(c.isdigit() for c in bare):
         return False  # an i18n key and its sentence: "settings.tokens.empty" = "You have no tokens."
     if strength == 2:

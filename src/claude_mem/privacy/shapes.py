@@ -81,8 +81,9 @@ def wordy(text: str) -> bool:
     return bool(letters) and sum(len(run) for run in letters) / len(letters) >= 4.5
 
 
-def random_run(text: str, min_length: int = 20, hex_ok: bool = False) -> bool:
-    """Does `text` (one run, no spaces) look drawn at random, like a key or token?"""
+def random_run(text: str, min_length: int = 20, hex_ok: bool = False, hex_min: int = 32) -> bool:
+    """Does `text` (one run, no spaces) look drawn at random, like a key or token? Hex counts only when
+    `hex_ok` (where a credential stands) and has `hex_min` digits; a digest with a label never does."""
     core = text.strip("-_.~=+/")
     if len(core) < min_length or any(c.isspace() for c in core):
         return False
@@ -91,8 +92,10 @@ def random_run(text: str, min_length: int = 20, hex_ok: bool = False) -> bool:
     body = core  # `Linux-node-<sha256>`, `v1-deps-<sha1>`: a digest with a label
     while prefix_length(body):
         body = body[prefix_length(body):]
-    if is_hex(core.replace("-", "")) or (body != core and is_hex(body.replace("-", ""))):
-        return hex_ok and len(core) >= 32 and _switches(core) >= 0.3
+    if body != core and is_hex(body.replace("-", "")):
+        return False
+    if is_hex(core.replace("-", "")):
+        return hex_ok and len(core) >= hex_min and _switches(core) >= 0.3
     alnum = [c for c in core if c.isalnum()]
     if len(alnum) < len(core) * 0.8:
         return False

@@ -130,11 +130,11 @@ _HASH_NAMES = frozenset(("sha", "sha1", "sha224", "sha256", "sha384", "sha512", 
 # Words after which a random run is a credential: `the PAT abc…`, `api key: abc…`, `token=abc…`.
 _CREDENTIAL_WORD = (r"(?i)(?<!public )(?<!public_)(?<!public-)(?<!pub )"
                     r"(?:token|pat|keys?|secret|password|passwd|passphrase|credentials?|apikey|bearer|auth"
-                    r"|signature|license|serial)\b[^\n]{0,40}\Z")
+                    r"|signature|license|serial)\b[^\n]{0,40}(?:\n[ \t\-]*)?\Z")
 
 
-_ASSIGNMENT = (r"""(?:(?P<name>[A-Za-z_][\w.\-]{0,60})\\?["']?[ \t]*(?:=>|:=|[=:])|(?<!\S)--?(?P<flag>[A-Za-z][\w\-]{1,40})"""
-               r"""[ \t=])[ \t]*(?:[bu]|W/)?\\?["']?\Z""")
+_ASSIGNMENT = (r"""(?:(?P<name>[A-Za-z_][\w.\-]{0,60})\\?["']?[ \t]*(?:=>|:=|=|(?P<colon>:))"""
+               r"""|(?<!\S)--?(?P<flag>[A-Za-z][\w\-]{1,40})[ \t=])[ \t]*(?:[bu]|W/)?\\?["']?\Z""")
 _PUBLIC_BLOCK = (r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE|CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|X509 CRL"
                  r"|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|SIGNED MESSAGE|PGP MESSAGE)-----")
 
@@ -170,6 +170,9 @@ def _assignment(doc: str, start: int) -> "tuple[str, bool] | None":
     if found is None:
         return None
     name = found.group("name") or found.group("flag")
+    line = doc[doc.rfind("\n", 0, found.start()) + 1:found.start()]
+    if found.group("colon") and line.strip(" \t-{,\"'([+") and not line.rstrip().endswith((",", "{", "(", "[")):
+        return None  # `rotate after: X` is prose; a key (`  name: X`, `{"name": X`) starts its line or object
     public = public_name(name) or doc[max(0, found.start() - 8):found.start()].lower().endswith(("public ", "pub "))
     return name, public
 
