@@ -31,6 +31,7 @@ from .encoded import encoded_spans
 from .keys import KEY_WINDOW, key_spans
 from .names import hidden, random_looking, secret_name, secret_value, weak_secret_name
 from .shapes import regex
+from .statements import statement_spans
 from .tokens import listed_spans, shape_spans
 
 TYPE_CHECKING = False
@@ -76,7 +77,7 @@ def _plain_spans(doc: str) -> list[Span]:
     lower = doc.lower()
     return (listed_spans(doc) + shape_spans(doc) + key_spans(doc, lower) + context_spans(doc, lower)
             + named_spans(doc, lower) + row_spans(doc, lower) + prose_spans(doc, lower)
-            + query_spans(doc) + command_spans(doc, lower))
+            + query_spans(doc) + command_spans(doc, lower) + statement_spans(doc, lower))
 
 
 def secret_spans(doc: str) -> list[Span]:

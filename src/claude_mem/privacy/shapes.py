@@ -137,7 +137,7 @@ def password_like(value: str) -> bool:
     digits or symbols mixed with letters (`Summer2024!x`, `correct-horse-battery-9`)."""
     if len(value) < 8 or any(c.isspace() for c in value) or value.isalpha() or value.isdigit():
         return False
-    kinds = {_kind(char) for char in value}
+    kinds = {_kind(char) for char in value if char not in "_-."}  # separators of identifiers are no symbols
     return len(kinds) >= 2 and any(c.isalpha() for c in value) and not value.startswith(("/", "http", "$", "<", "{"))
 
 

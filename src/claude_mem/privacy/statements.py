@@ -1,0 +1,190 @@
+"""Credentials by the statement that holds them, where no name stands right before the value:
+
+- SQL and server commands that set a password (`IDENTIFIED BY '…'`, `SET PASSWORD … = '…'`,
+  `WITH PASSWORD '…'`, `CONFIG SET requirepass …`);
+- calls whose name says they take a credential (`login("user", "PW")`, `NetworkCredential(…)`,
+  `ConvertTo-SecureString "PW"`, `Wallet.fromPhrase("…")`), and a string argument there that looks
+  like a password or key;
+- elements named by an attribute (`<property name="….password">PW</property>`, `<entry key=…>`);
+- the line a command prints after a line that names a secret (`terraform output -raw db_password`,
+  `Please use the following password:`, `334 Password:` of an SMTP login);
+- URL path segments after a segment that names a credential (`/key/…`, `/token/…`, `/t/…`, `/hooks/…`);
+- key files' secret lines (minisign and signify secret keys, `SSLKEYLOGFILE` lines, .NET `RSAKeyValue`).
+"""
+
+from .names import hidden, placeholder, secret_name
+from .shapes import is_uuid, password_like, random_run, regex
+
+Span = tuple[int, int, str]
+MARKER = "[REDACTED:secret]"
+_QUOTED = r"""(?:'(?P<sq>[^'\n]+)'|"(?P<dq>[^"\n]+)"|(?P<s>[^\s;'",)]+))"""
+_SQL = (r"(?i)\b(?:identified\s+(?:with\s+\w+\s+)?by|set\s+password\s+(?:for\s+\S+\s*)?=|with\s+(?:encrypted\s+|unencrypted\s+)?"
+        r"password|(?:config\s+set\s+)?(?:requirepass|masterauth)|password\s*=\s*password\s*\(|auth\s+\S+\s+using"
+        r"|connect\s+to\s+\S+\s+user\s+\S+\s+using|\busing\s+password)\s*(?:password\s*)?" + _QUOTED)
+_SQL_WORDS = ("identified", "password", "requirepass", "masterauth", "using")
+# Words in the name of a call (or command) that takes a credential.
+_CALL_WORDS = ("login", "logon", "auth", "credential", "passw", "secret", "token", "apikey", "api_key", "securestring",
+               "signin", "sign_in", "connect", "phrase", "mnemonic", "client", "init", "configure", "adapter")
+_STRONG_CALL = ("login", "logon", "credential", "passw", "securestring", "signin", "sign_in", "phrase", "mnemonic",
+                "connect")
+_LITERAL = r"""(?<![\w$])(?:'(?P<sq>[^'\n]{6,})'|"(?P<dq>[^"\n]{6,})")"""
+_ELEMENT = r"""<(?P<tag>[\w:\-]+)\s+(?:name|key|id)\s*=\s*["'](?P<name>[^"'\n]+)["'][^>\n]*>(?P<s>[^<\n]+)</(?P=tag)>"""
+# A line alone after a line that names a secret (a printed password, an SMTP `334 Password:` prompt).
+_NAMING_LINE = (r"(?i)(?:password|passwd|passphrase|secret|token|api[ _-]?key|credential|master\.key|private[ _-]?key"
+                r"|initial-password|recovery key)")
+_ALONE = r"(?m)^[ \t>+]*(?P<s>[^\s]{8,200})[ \t]*$"
+_PATH_SEGMENT = r"(?i)/(?:keys?|tokens?|t|secrets?|hooks?|webhooks?|apikey|api_key|auth|bot)/(?P<s>[A-Za-z0-9_\-.:]{16,})"
+_KEY_FILE_LINES = (
+    # minisign / signify: the line after `untrusted comment: … secret key`
+    ("secret key", r"(?i)untrusted comment:[^\n]*secret key[^\n]*\n[ \t+]*(?P<s>[A-Za-z0-9+/=]{20,})"),
+    # NSS key log (SSLKEYLOGFILE): LABEL <client random> <secret>
+    ("_random", r"(?m)^[ \t+]*(?:CLIENT_RANDOM|CLIENT_EARLY_TRAFFIC_SECRET|CLIENT_HANDSHAKE_TRAFFIC_SECRET"
+                r"|SERVER_HANDSHAKE_TRAFFIC_SECRET|CLIENT_TRAFFIC_SECRET_0|SERVER_TRAFFIC_SECRET_0|EXPORTER_SECRET)"
+                r"\s+[0-9a-fA-F]+\s+(?P<s>[0-9a-fA-F]{32,})"),
+    # .NET RSAKeyValue private members
+    ("rsakeyvalue", r"<(?P<tag>D|P|Q|DP|DQ|InverseQ)>(?P<s>[A-Za-z0-9+/=]{16,})</(?P=tag)>"),
+    # echo 'PW' > ~/.vault_pass.txt: a literal written into a file named for a secret
+    ("echo", r"(?:echo|printf)\s+(?:-[a-z]+\s+)?(?:'(?P<sq>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<s>[^\s|>'\"]+))\s*>>?\s*"
+             r"\S*(?:pass|secret|token|key|cred)\S*"),
+    # `aws configure set aws_secret_access_key VALUE`, `npm config set //host/:_authToken VALUE`
+    ("set ", r"\bset\s+(?:[\w./:\-]*[/:])?(?P<name>[A-Za-z_][\w.\-]*)\s+"
+             r"(?:'(?P<sq>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<s>[^\s'\"]+))"),
+)
+
+
+def _group(match: "re.Match[str]") -> "tuple[int, int] | None":
+    for group in ("sq", "dq", "s"):
+        if group in match.re.groupindex and match.group(group) is not None:
+            return match.span(group)
+    return None
+
+
+def _credential(value: str) -> bool:
+    return len(value) >= 6 and not placeholder(value) and not value.isdigit() and not value.startswith(("$", ":", "@"))
+
+
+def sql_spans(doc: str, lower: str) -> list[Span]:
+    """Passwords set by SQL and server commands."""
+    if not any(word in lower for word in _SQL_WORDS):
+        return []
+    spans = []
+    for match in regex(_SQL).finditer(doc):
+        span = _group(match)
+        if span is not None and _credential(doc[span[0]:span[1]]):
+            spans.append((*span, MARKER))
+    return spans
+
+
+def _calls(doc: str, lower: str) -> "Iterator[tuple[str, int, int]]":
+    """Each call (or command) whose name holds a credential word: (its name, where its arguments
+    start, where they end — the end of the line, 400 characters at most)."""
+    seen: set[int] = set()
+    for word in _CALL_WORDS:
+        index = lower.find(word)
+        while index != -1:
+            start, end = index, index + len(word)
+            while start and (doc[start - 1].isalnum() or doc[start - 1] in "_.$"):
+                start -= 1
+            while end < len(doc) and (doc[end].isalnum() or doc[end] in "_.$-"):
+                end += 1
+            index = lower.find(word, end)
+            if start in seen or end >= len(doc) or doc[end] not in "( \t":
+                continue
+            seen.add(start)
+            stop = doc.find("\n", end)
+            yield lower[start:end], end, min(stop if stop != -1 else len(doc), end + 400)
+
+
+def _chosen(value: str) -> bool:
+    """A value a person chose as a password, not a host, a DN or an address."""
+    return password_like(value) and not regex(r"[\w.\-]+(?::\d+)?|\w+=[^,]+,\w+=.*").fullmatch(value)
+
+
+def call_spans(doc: str, lower: str) -> list[Span]:
+    """String arguments of credential-taking calls that look like a password or a key: random (hex
+    too), or, for calls that take a password or phrase, any value a person would choose."""
+    spans = []
+    for fn, start, end in _calls(doc, lower):
+        strong = any(word in fn for word in _STRONG_CALL)
+        for literal in regex(_LITERAL).finditer(doc, start, end):
+            span = _group(literal)
+            value = literal.group("sq") or literal.group("dq") or ""
+            if span is None or placeholder(value) or "@" in value or "://" in value or value.startswith(("/", "./", "~")):
+                continue
+            phrase = ("phrase" in fn or "mnemonic" in fn) and len(value.split()) >= 12
+            if random_run(value, 20, hex_ok=True, hex_min=24) or is_uuid(value) and "auth" in fn or phrase \
+                    or strong and (_chosen(value) or random_run(value, 12, hex_ok=True, hex_min=16)):
+                spans.append((*span, MARKER))
+    return spans
+
+
+def element_spans(doc: str) -> list[Span]:
+    """`<property name="hibernate.connection.password">PW</property>`, `<entry key="jdbc.password">`."""
+    if "</" not in doc:
+        return []
+    return [(*m.span("s"), MARKER) for m in regex(_ELEMENT).finditer(doc) if hidden(m.group("name"), m.group("s"))]
+
+
+def output_spans(doc: str) -> list[Span]:
+    """A value alone on its line right after a line that names a secret: what `terraform output -raw
+    db_password`, `gcloud secrets versions access`, `argocd admin initial-password` or a setup banner
+    prints. Only values that look chosen or random; a path, URL, word or hash with its name stays."""
+    spans = []
+    for match in regex(_ALONE).finditer(doc):
+        value = match.group("s")
+        if "://" in value or value.startswith(("/", "[REDACTED", "$", "#", "-", "*", "=", "<")) or value.endswith(":"):
+            continue
+        if regex(r"[()\[\]{}<>;,@]|\A[\w.\-]+[=:]").search(value) or not (
+                random_run(value, 12, hex_ok=True, hex_min=16) or is_uuid(value) or _chosen(value)):
+            continue
+        line_start = match.start()
+        previous = doc.rfind("\n", 0, max(0, line_start - 1))
+        while previous != -1 and not doc[previous + 1:line_start].strip():  # skip blank lines
+            line_start = previous + 1
+            previous = doc.rfind("\n", 0, max(0, previous - 1)) if previous else -1
+        before = doc[previous + 1 if previous != -1 else 0:max(0, line_start - 1)]
+        if before.strip() and regex(_NAMING_LINE).search(before) and not secret_name(value):
+            spans.append((*match.span("s"), MARKER))
+    return spans
+
+
+def path_spans(doc: str) -> list[Span]:
+    """A URL path segment after one that names a credential: `…/with/key/<key>`, `conda …/t/<token>/`,
+    `…/hooks/<id>`."""
+    if "/" not in doc:
+        return []
+    spans = []
+    for match in regex(_PATH_SEGMENT).finditer(doc):
+        value = match.group("s").rstrip(".:")
+        if random_run(value, 16, hex_ok=True, hex_min=16):
+            spans.append((match.start("s"), match.start("s") + len(value), MARKER))
+    return spans
+
+
+def key_file_spans(doc: str, lower: str) -> list[Span]:
+    """Secret lines of key files, and literals written into or set as secrets by commands."""
+    spans = []
+    for literal, pattern in _KEY_FILE_LINES:
+        if literal not in lower:
+            continue
+        for match in regex(pattern).finditer(doc):
+            span = _group(match)
+            if span is None:
+                continue
+            value = doc[span[0]:span[1]]
+            if "name" in match.re.groupindex and not hidden(match.group("name"), value):
+                continue
+            if _credential(value) or literal == "rsakeyvalue":
+                spans.append((*span, MARKER))
+    return spans
+
+
+def statement_spans(doc: str, lower: str) -> list[Span]:
+    return (sql_spans(doc, lower) + call_spans(doc, lower) + element_spans(doc) + output_spans(doc) + path_spans(doc)
+            + key_file_spans(doc, lower))
+
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `re` is imported lazily (see shapes.regex)
+    import re
+    from collections.abc import Iterator
