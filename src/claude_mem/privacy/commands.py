@@ -46,6 +46,10 @@ _FLAGS: tuple[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], ...] = (
     (("psexec", "psexec.py", "wmiexec.py", "smbexec.py", "evil-winrm", "crackmapexec", "netexec", "nxc", "xfreerdp",
       "rdesktop", "smbmap", "winexe"), (("-p", "apart"), ("-P", "apart"), ("--password", "both"), ("/p:", "glued"))),
     (("hydra", "medusa", "ncrack"), (("-p", "apart"),)),
+    (("twine",), (("-p", "apart"), ("--password", "both"))),
+    (("plink", "pscp", "psftp", "putty"), (("-pw", "apart"),)),
+    (("vsql",), (("-w", "apart"), ("--password", "both"))),
+    (("hdbsql",), (("-p", "apart"),)),
     (("runas", "schtasks", "net"), (("/password:", "glued"), ("/p", "apart"))),
     (("keytool", "jarsigner"), (("-storepass", "apart"), ("-keypass", "apart"), ("-srcstorepass", "apart"),
                                 ("-deststorepass", "apart"), ("-srckeypass", "apart"), ("-destkeypass", "apart"))),
@@ -69,7 +73,12 @@ _ARG = r"(?:['\"](?P<q>[^'\"\n]+)['\"]|(?P<s>\S+))"  # one argument, quoted or n
 # Credentials a program takes by position or in a `user:pw` / `user%pw` / `user,pw` / `user/pw@db` pair.
 _POSITIONAL = (
     # curl -u user:pw, --user, --proxy-user, -U (also wget --user=…:…)
-    (("curl", "--user", "-u "), r"(?:\s|^)(?:-u|--user|--proxy-user|-U)[\s=]*[\"']?[^\s:\"'/]+:(?P<s>[^\s\"'@]+)"),
+    (("curl", "--user", "-u ", "-auth", "--auth", "-a "),
+     r"(?:\s|^)(?:-u|--user|--proxy-user|-U|-auth|--auth|--basic-auth|(?<=http )-a|(?<=https )-a)[\s=]*[\"']?[^\s:\"'/]+:"
+     r"(?P<s>[^\s\"'@/][^\s\"'@]*)"),
+    # `<tool> login TOKEN`, `snyk auth TOKEN`, `codecov -t TOKEN`: a token where a command takes one
+    (("login", "auth", "-t "), r"(?:\s(?:login|auth)|\s-t)\s+(?P<s>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}"
+                                 r"-[0-9a-fA-F]{12}|[0-9a-fA-F]{32,}|[A-Za-z0-9_\-]{32,})(?=\s|$)"),
     # smbclient -U 'DOMAIN\user%pw', rpcclient, mount.cifs
     (("smbclient", "rpcclient", "cifs", "smbget", "smbcacls", "-u "), r"-U\s*['\"]?[^\s'\"%]+%(?P<s>[^\s'\"]+)"),
     # lftp -u user,pw host
@@ -99,7 +108,7 @@ _POSITIONAL = (
     # openssl -passin/-passout/-pass pass:PW (any program that takes `pass:` literally)
     (("pass:",), r"(?<![\w\-])pass:(?P<s>[^\s\"']+)"),
     # expect scripts: expect "assword:" … send "PW\r"
-    (("send ",), r"(?i)expect\s+[^\n]*(?:assword|passphrase|secret|token)[^\n]*\n\s*send\s+(?:--\s+)?"
+    (("send ",), r"(?i)expect\s+[^\n]*(?:assword|passphrase|secret|token)[^\n]*\n[\s+]*send\s+(?:--\s+)?"
                  r"[\"'](?P<q>[^\"'\n]+?)(?:\\r|\\n)*[\"']"),
 )
 _EXTENT = r"(?:[^\n|;&]|\\\n|&&?(?=\S)|\|\|)*"  # to the end of the command (a continued line included)

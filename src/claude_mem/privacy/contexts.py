@@ -21,7 +21,7 @@ REDACTED = "[REDACTED:{}]"
 _VALUE = r"""(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<s>[^\s"'`,;&|)}\]\\<>]+))"""
 _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # scheme://[user]:PASSWORD@host (an empty user too: `redis://:pw@host`), or scheme://TOKEN@host
-    ("url", ("://",), r"://(?P<user>[^\s:/@'\"<>]*)(?::(?P<s>[^\s@/'\"<>]+))?@"),
+    ("url", ("://",), r"://(?P<user>[^\s:/@'\"<>]*(?:@[^\s:/@'\"<>]+)?)(?::(?P<s>[^\s@/'\"<>]+))?@"),
     ("authorization", ("authorization",),
      r"(?i)authorization[\"']?\s*[:=]\s*[\"']?"
      r"(?:[a-z][a-z0-9_-]{1,24}\s+)?"  # a scheme: basic, bearer, ssws, digest, aws4-hmac-sha256, …
@@ -39,7 +39,8 @@ _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("vault", ("vault", "token "), r"(?<![\w.])s\.[A-Za-z0-9]{24}\b"),
     ("twilio", ("client(",), r"Client\(\s*['\"](?:AC|SK)[0-9a-fA-F]{32}['\"]\s*,\s*['\"](?P<s>[A-Za-z0-9]{32})['\"]"),
     # define('DB_PASSWORD', 'x'), setenv("API_KEY", "x"), <password>x</password>: the name decides
-    ("secret", ("('", '("', "( '", '( "'), r"\(\s*['\"](?P<name>[A-Za-z_][\w.\-]*)['\"]\s*,\s*['\"](?P<s>[^'\"\n]+)['\"]"),
+    ("secret", ("('", '("', "( '", '( "', ", '", ', "'),
+     r"[(,]\s*['\"](?P<name>[A-Za-z_][\w.\-]*)['\"]\s*,\s*['\"](?P<s>[^'\"\n]+)['\"]\s*\)"),
     ("secret", ("</",), r"<(?P<name>[A-Za-z_][\w.\-]*)>(?P<s>[^<\n]{6,})</(?P=name)>"),
     # requests' auth=("user", "pw"), HTTPBasicAuth("user", "pw")
     ("basic-auth", ("auth",), r"(?i)auth\w*\s*(?:=\s*|\()\(?\s*[\"'][^\"'\n]+[\"']\s*,\s*[\"'](?P<s>[^\"'\n]{6,})[\"']"),
@@ -48,11 +49,11 @@ _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
 _WORD_START = frozenset(("authorization", "cookie", "netrc", "npm-auth", "password-flag"))
 # After a secret-looking name: `= value`, `: value`, `=> value`, `:= value` (a call is code, not a value).
 _ASSIGNED = (
-    r"""[ \t]*(?:=>|:=|[=:])[ \t]*"""
+    r"""[ \t]*(?:=>|:=|[=:])[ \t]*(?:\n[ \t]*string\(\d+\)[ \t]*)?"""
     r"""(?:[bBuUrR]{1,2}(?=["']))?(?:\\?"(?P<dq>[^"\n]*)\\?"|\\?'(?P<sq>[^'\n]*)\\?'|(?P<s>[^\s"'`,;&|()}\]\\<>]+)(?P<call>\()?)"""
 )
 # After a secret-looking command-line flag: `--password=X`, `--token X`, `-storepass X`.
-_FLAG_VALUE = r"(?:=|[ \t]+)" + _VALUE
+_FLAG_VALUE = r"(?:=|[ \t]+|[\"'],[ \t]*(?=[\"']))" + _VALUE  # `--password X`, `["--password", "X"]`
 _IDENTIFIER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
@@ -129,6 +130,9 @@ def named_spans(doc: str, lower: str) -> list[Span]:
             if start - len(quote) > 0 and doc[start - len(quote) - 1] == "@":
                 continue
             after = end + (doc[end:end + 1] == "\\")  # a JSON-escaped quote: \"password\":\"…\"
+            if doc[after:after + 1] == "]" or doc[after:after + 2] in ('"]', "']"):  # PHP: [pass] => …, ["pass"]=>
+                after += 1 if doc[after] == "]" else 2
+                quote, end = "", after
             match = regex(_ASSIGNED).match(doc, after + 1 if quote and doc[after:after + 1] == quote else end)
             if match is not None and match.group("call") is not None:  # `password = get_password()`
                 continue
@@ -196,7 +200,8 @@ def _sibling(doc: str, start: int, end: int) -> "Span | None":
 
 # A row of a two-column listing (`vault kv get`, `heroku config`, a Markdown table): the name first on
 # its line, then two or more spaces, a tab or a pipe, then the value alone.
-_ROW = (r"(?m)^[ \t+\-|>*]*(?P<name>[A-Za-z_][\w.\-/]{1,60})(?:[ \t]*\|[ \t]*|\t+[ \t]*|[ \t]{2,})"
+_ROW = (r"(?m)^[ \t+\-|>*]*(?P<name>[A-Za-z_][\w.\-/]{1,60}(?: [A-Za-z][\w.\-/]{1,30}){0,2})"
+        r"(?:[ \t]*\|[ \t]*|\t+[ \t]*|[ \t]{2,})"
         r"(?P<s>[^\s|]{3,})[ \t]*(?:\|[^\n]*)?$")
 # `the password is X`, `set the token to X`, `passphrase: X`, `PIN 0000` in prose or a chat.
 _PROSE_WORDS = ("pass", "secret", "token", "api", "pat", "pin")

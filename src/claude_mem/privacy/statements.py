@@ -33,8 +33,11 @@ _ELEMENT = r"""<(?P<tag>[\w:\-]+)\s+(?:name|key|id)\s*=\s*["'](?P<name>[^"'\n]+)
 _NAMING_LINE = (r"(?i)(?:password|passwd|passphrase|secret|token|api[ _-]?key|credential|master\.key|private[ _-]?key"
                 r"|initial-password|recovery key)")
 _ALONE = r"(?m)^[ \t>+]*(?P<s>[^\s]{8,200})[ \t]*$"
+_CODE_LINE = r"\A(?:if|elif|else|for|while|def|class|try|except|with|case|switch|catch|finally|async|return)\b|\w\([^)]*\):\Z"
 _PATH_SEGMENT = r"(?i)/(?:keys?|tokens?|t|secrets?|hooks?|webhooks?|apikey|api_key|auth|bot)/(?P<s>[A-Za-z0-9_\-.:]{16,})"
 _KEY_FILE_LINES = (
+    # a TOTP setup key in groups of four base32 characters
+    ("key", r"(?i)(?:secret|setup key|key)\b[^\n]{0,40}?(?P<s>(?:[a-z2-7]{4} ){5,}[a-z2-7]{2,4})\b"),
     # minisign / signify: the line after `untrusted comment: … secret key`
     ("secret key", r"(?i)untrusted comment:[^\n]*secret key[^\n]*\n[ \t+]*(?P<s>[A-Za-z0-9+/=]{20,})"),
     # NSS key log (SSLKEYLOGFILE): LABEL <client random> <secret>
@@ -134,16 +137,22 @@ def output_spans(doc: str) -> list[Span]:
         value = match.group("s")
         if "://" in value or value.startswith(("/", "[REDACTED", "$", "#", "-", "*", "=", "<")) or value.endswith(":"):
             continue
-        if regex(r"[()\[\]{}<>;,@]|\A[\w.\-]+[=:]").search(value) or not (
-                random_run(value, 12, hex_ok=True, hex_min=16) or is_uuid(value) or _chosen(value)):
-            continue
         line_start = match.start()
         previous = doc.rfind("\n", 0, max(0, line_start - 1))
-        while previous != -1 and not doc[previous + 1:line_start].strip():  # skip blank lines
+        while previous != -1 and not doc[previous + 1:line_start].strip(" \t\n+"):  # skip blank (patch) lines
             line_start = previous + 1
             previous = doc.rfind("\n", 0, max(0, previous - 1)) if previous else -1
-        before = doc[previous + 1 if previous != -1 else 0:max(0, line_start - 1)]
-        if before.strip() and regex(_NAMING_LINE).search(before) and not secret_name(value):
+        before = doc[previous + 1 if previous != -1 else 0:max(0, line_start - 1)].strip(" \t+")
+        if not before or not regex(_NAMING_LINE).search(before) or secret_name(value):
+            continue
+        # After a command or a label (`$ terraform output -raw db_password`, `Password for elastic:`) the
+        # line is the secret whatever its characters; after prose, only a value that looks like one.
+        if sum(c.isalnum() for c in value) < len(value) / 2:
+            continue
+        command = before.startswith(("$ ", "> ", "PS "))
+        label = before.endswith(":") and not regex(_CODE_LINE).search(before) and not regex(r"\w\(").search(value)
+        if command or label or not regex(r"[()\[\]{}<>;,@]|\A[\w.\-]+[=:]").search(value) and (
+                random_run(value, 12, hex_ok=True, hex_min=16) or is_uuid(value) or _chosen(value)):
             spans.append((*match.span("s"), MARKER))
     return spans
 

@@ -91,6 +91,8 @@ _TOKEN_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # password hashes (bcrypt, argon2, sha-crypt): offline-crackable, so as good as the password
     ("password-hash", ("$2", "$argon2", "$6$", "$5$"),
      r"\$(?:2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}|argon2(?:id|i|d)\$[^\s\"']{20,}|[56]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86})"),
+    # BitLocker recovery keys: eight groups of six digits
+    ("bitlocker", ("-",), r"\b\d{6}(?:-\d{6}){7}\b"),
     ("discord", (), r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}\b"),
 )
 
@@ -130,7 +132,7 @@ _HASH_NAMES = frozenset(("sha", "sha1", "sha224", "sha256", "sha384", "sha512", 
 # Words after which a random run is a credential: `the PAT abc…`, `api key: abc…`, `token=abc…`.
 _CREDENTIAL_WORD = (r"(?i)(?<!public )(?<!public_)(?<!public-)(?<!pub )"
                     r"(?:token|pat|keys?|secret|password|passwd|passphrase|credentials?|apikey|bearer|auth"
-                    r"|signature|license|serial)\b[^\n]{0,40}(?:\n[ \t\-]*)?\Z")
+                    r"|signature|license|serial)\b[^\n]{0,40}(?:\n[ \t\-+]*)?\Z")
 
 
 _ASSIGNMENT = (r"""(?:(?P<name>[A-Za-z_][\w.\-]{0,60})\\?["']?[ \t]*(?:=>|:=|=|(?P<colon>:))"""
