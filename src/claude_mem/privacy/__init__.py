@@ -26,7 +26,7 @@ the document; regexes are compiled on first use.
 """
 
 from .commands import command_spans
-from .contexts import context_spans, named_spans, prose_spans, query_spans, row_spans
+from .contexts import context_spans, named_spans, prose_spans, query_spans
 from .encoded import encoded_spans
 from .keys import KEY_WINDOW, key_spans
 from .names import hidden, random_looking, secret_name, secret_value, weak_secret_name
@@ -76,7 +76,7 @@ def private_spans(doc: str) -> list[Span]:
 def _plain_spans(doc: str) -> list[Span]:
     lower = doc.lower()
     return (listed_spans(doc) + shape_spans(doc) + key_spans(doc, lower) + context_spans(doc, lower)
-            + named_spans(doc, lower) + row_spans(doc, lower) + prose_spans(doc, lower)
+            + named_spans(doc, lower) + prose_spans(doc, lower)
             + query_spans(doc) + command_spans(doc, lower) + statement_spans(doc, lower))
 
 

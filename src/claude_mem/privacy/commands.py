@@ -136,6 +136,7 @@ def _flag_patterns(flags: tuple[tuple[str, str], ...]) -> list[str]:
 
 _PATTERNS: list[tuple[tuple[str, ...], list[str]]] = [(programs, _flag_patterns(flags)) for programs, flags in _FLAGS]
 _WORD = r"[a-z0-9_.+\-]+"
+_PROGRAMS = frozenset(program for programs, _flags in _FLAGS for program in programs)
 
 
 def _value_span(match: "re.Match[str]", doc_offset: int) -> "tuple[int, int] | None":
@@ -160,12 +161,6 @@ def _credential(value: str) -> bool:
     return not placeholder(bare)
 
 
-def _present(literal: str, lower: str, words: "set[str] | None") -> bool:
-    if words is not None and regex(_WORD).fullmatch(literal):
-        return literal in words
-    return literal in lower
-
-
 def _commands(doc: str, lower: str, program: str) -> "Iterator[tuple[str, int]]":
     """Each command line of `program` in `doc`: (the text after the program's name, where it starts)."""
     index = lower.find(program)
@@ -181,10 +176,10 @@ def command_spans(doc: str, lower: str) -> list[Span]:
     """Passwords given to programs on their command lines."""
     spans: list[Span] = []
     marker = "[REDACTED:password-flag]"
-    words = set(regex(_WORD).findall(lower)) if len(lower) > 2000 else None
+    words = _PROGRAMS.intersection(regex(_WORD).findall(lower)) if len(lower) > 2000 else None
     for programs, flag_patterns in _PATTERNS:
         for program in programs:
-            if not _present(program, lower, words):
+            if not (program in words if words is not None else program in lower):
                 continue
             for rest, offset in _commands(doc, lower, program):
                 for pattern in flag_patterns:
@@ -193,7 +188,7 @@ def command_spans(doc: str, lower: str) -> list[Span]:
                         if span is not None:
                             spans.append((*span, marker))
     for literals, pattern in _POSITIONAL:
-        if any(_present(literal, lower, words) for literal in literals):
+        if any(literal in lower for literal in literals):
             for match in regex(pattern).finditer(doc):
                 span = _value_span(match, 0)
                 if span is not None:

@@ -136,10 +136,10 @@ def named_spans(doc: str, lower: str) -> list[Span]:
             match = regex(_ASSIGNED).match(doc, after + 1 if quote and doc[after:after + 1] == quote else end)
             if match is not None and match.group("call") is not None:  # `password = get_password()`
                 continue
-        if match is None and not dashes:  # the value may sit in a sibling field
-            sibling = _sibling(doc, start, end)
-            if sibling is not None:
-                spans.append(sibling)
+        if match is None and not dashes:  # the value may sit in a sibling field or the next column
+            apart = _sibling(doc, start, end) or _row(doc, start, end)
+            if apart is not None:
+                spans.append(apart)
             continue
         if match is None or not (name[:1].isalpha() or name[:1] == "_"):
             continue
@@ -198,12 +198,10 @@ def _sibling(doc: str, start: int, end: int) -> "Span | None":
 
 # -- tables, prose, URL queries -------------------------------------------------------------------------
 
-# A row of a two-column listing (`vault kv get`, `heroku config`, a Markdown table): the name first on
-# its line, then two or more spaces, a tab or a pipe, then the value alone.
-_ROW = (r"(?m)^[ \t+\-|>*]*(?P<name>[A-Za-z_][\w.\-/]{1,60}(?: [A-Za-z][\w.\-/]{1,30}){0,2})"
-        r"(?:[ \t]*\|[ \t]*|\t+[ \t]*|[ \t]{2,})"
-        r"(?P<s>[^\s|]{3,})[ \t]*(?:\|[^\n]*)?$")
-# `the password is X`, `set the token to X`, `passphrase: X`, `PIN 0000` in prose or a chat.
+# What may stand before a table row's name on its line (indent, pipes, a patch's `+`, up to two words),
+# and what follows it: two or more spaces, a tab or a pipe, then the value alone in its column.
+_ROW_LEAD = r"[ \t+\-|>*]*(?:[A-Za-z][\w.\-/]{0,30} ){0,2}"
+_ROW_VALUE = r"(?:[ \t]*\|[ \t]*|\t+[ \t]*|[ \t]{2,})(?P<s>[^\s|]{3,})[ \t]*(?:\|[^\n]*)?(?=\r?\n|\Z)"
 _PROSE_WORDS = ("pass", "secret", "token", "api", "pat", "pin")
 _PROSE = (r"(?i)(?:password|passphrase|passwd|passcode|secret|token|api[ _-]?key|pat|pin)\b"
           r"(?:[ \t]+(?:for|of)[ \t]+(?:the[ \t]+)?[\w.\-]+)?(?:[ \t]+(?:is|was|to|set to|becomes|became|now|of))?"
@@ -211,16 +209,19 @@ _PROSE = (r"(?i)(?:password|passphrase|passwd|passcode|secret|token|api[ _-]?key
 _QUERY = r"[?&;](?P<name>[A-Za-z0-9_.\-\[\]]{1,40})=(?P<s>[^&#\s\"'<>]{6,})"
 
 
-def row_spans(doc: str, lower: str) -> list[Span]:
-    """Values in a table row whose first column names a secret."""
-    if not any(hint in lower for hint in LOWER_HINTS):
-        return []
-    spans: list[Span] = []
-    for match in regex(_ROW).finditer(doc):
-        name, value = match.group("name"), match.group("s")
-        if hidden(name, value) and (secret_name(name) and password_like(value) or random_looking(value)):
-            spans.append((*match.span("s"), REDACTED.format("secret")))
-    return spans
+def _row(doc: str, start: int, end: int) -> "Span | None":
+    """The value in the next column when the name at `start:end` begins a table row (`vault kv get`,
+    `heroku config`, a Markdown table: up to two words before it, then two spaces, a tab or a pipe)."""
+    line_start = doc.rfind("\n", 0, start) + 1
+    if not regex(_ROW_LEAD).fullmatch(doc, line_start, start):
+        return None
+    found = regex(_ROW_VALUE).match(doc, end)
+    if found is None:
+        return None
+    name, value = doc[start:end], found.group("s")
+    if hidden(name, value) and (secret_name(name) and password_like(value) or random_looking(value)):
+        return (*found.span("s"), REDACTED.format("secret"))
+    return None
 
 
 def prose_spans(doc: str, lower: str) -> list[Span]:

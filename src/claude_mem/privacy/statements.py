@@ -18,10 +18,17 @@ from .shapes import is_uuid, password_like, random_run, regex
 Span = tuple[int, int, str]
 MARKER = "[REDACTED:secret]"
 _QUOTED = r"""(?:'(?P<sq>[^'\n]+)'|"(?P<dq>[^"\n]+)"|(?P<s>[^\s;'",)]+))"""
-_SQL = (r"(?i)\b(?:identified\s+(?:with\s+\w+\s+)?by|set\s+password\s+(?:for\s+\S+\s*)?=|with\s+(?:encrypted\s+|unencrypted\s+)?"
-        r"password|(?:config\s+set\s+)?(?:requirepass|masterauth)|password\s*=\s*password\s*\(|auth\s+\S+\s+using"
-        r"|connect\s+to\s+\S+\s+user\s+\S+\s+using|\busing\s+password)\s*(?:password\s*)?" + _QUOTED)
-_SQL_WORDS = ("identified", "password", "requirepass", "masterauth", "using")
+_ARG = r"""(?:'(?P<sq>[^'\n]+)'|"(?P<dq>[^"\n]+)"|(?P<s>[^\s|>'"]+))"""
+# (anchor, pattern matched where the anchor stands in the lower-cased text): SQL and server commands.
+_SQL = (
+    ("identified", r"identified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?" + _QUOTED),
+    ("password", r"password\s+for\s+\S+\s*=\s*(?:password\s*\(\s*)?" + _QUOTED),
+    ("password", r"password\s*=\s*(?:password\s*\(\s*)?(?=['\"])" + _QUOTED),
+    ("with", r"with\s+(?:encrypted\s+|unencrypted\s+)?password\s+" + _QUOTED),
+    ("requirepass", r"requirepass\s+" + _QUOTED),
+    ("masterauth", r"masterauth\s+" + _QUOTED),
+    ("user", r"user\s+\S+\s+using\s+" + _QUOTED),  # db2 connect to DB user U using PW
+)
 # Words in the name of a call (or command) that takes a credential.
 _CALL_WORDS = ("login", "logon", "auth", "credential", "passw", "secret", "token", "apikey", "api_key", "securestring",
                "signin", "sign_in", "connect", "phrase", "mnemonic", "client", "init", "configure", "adapter")
@@ -37,21 +44,22 @@ _CODE_LINE = r"\A(?:if|elif|else|for|while|def|class|try|except|with|case|switch
 _PATH_SEGMENT = r"(?i)/(?:keys?|tokens?|t|secrets?|hooks?|webhooks?|apikey|api_key|auth|bot)/(?P<s>[A-Za-z0-9_\-.:]{16,})"
 _KEY_FILE_LINES = (
     # a TOTP setup key in groups of four base32 characters
-    ("key", r"(?i)(?:secret|setup key|key)\b[^\n]{0,40}?(?P<s>(?:[a-z2-7]{4} ){5,}[a-z2-7]{2,4})\b"),
+    ("key", r"key\b[^\n]{0,40}?(?P<s>(?:[a-z2-7]{4} ){5,}[a-z2-7]{2,4})\b"),
+    ("secret", r"secret\b[^\n]{0,40}?(?P<s>(?:[a-z2-7]{4} ){5,}[a-z2-7]{2,4})\b"),
     # minisign / signify: the line after `untrusted comment: … secret key`
-    ("secret key", r"(?i)untrusted comment:[^\n]*secret key[^\n]*\n[ \t+]*(?P<s>[A-Za-z0-9+/=]{20,})"),
+    ("untrusted comment:", r"untrusted comment:[^\n]*secret key[^\n]*\n[ \t+]*(?P<s>[a-z0-9+/=]{20,})"),
     # NSS key log (SSLKEYLOGFILE): LABEL <client random> <secret>
-    ("_random", r"(?m)^[ \t+]*(?:CLIENT_RANDOM|CLIENT_EARLY_TRAFFIC_SECRET|CLIENT_HANDSHAKE_TRAFFIC_SECRET"
-                r"|SERVER_HANDSHAKE_TRAFFIC_SECRET|CLIENT_TRAFFIC_SECRET_0|SERVER_TRAFFIC_SECRET_0|EXPORTER_SECRET)"
-                r"\s+[0-9a-fA-F]+\s+(?P<s>[0-9a-fA-F]{32,})"),
+    ("client_", r"client_(?:random|early_traffic_secret|handshake_traffic_secret|traffic_secret_0)\s+[0-9a-f]+\s+"
+                r"(?P<s>[0-9a-f]{32,})"),
+    ("server_", r"server_(?:handshake_traffic_secret|traffic_secret_0)\s+[0-9a-f]+\s+(?P<s>[0-9a-f]{32,})"),
+    ("exporter_secret", r"exporter_secret\s+[0-9a-f]+\s+(?P<s>[0-9a-f]{32,})"),
     # .NET RSAKeyValue private members
-    ("rsakeyvalue", r"<(?P<tag>D|P|Q|DP|DQ|InverseQ)>(?P<s>[A-Za-z0-9+/=]{16,})</(?P=tag)>"),
+    ("<", r"<(?P<tag>d|p|q|dp|dq|inverseq)>(?P<s>[a-z0-9+/=]{16,})</(?P=tag)>"),
     # echo 'PW' > ~/.vault_pass.txt: a literal written into a file named for a secret
-    ("echo", r"(?:echo|printf)\s+(?:-[a-z]+\s+)?(?:'(?P<sq>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<s>[^\s|>'\"]+))\s*>>?\s*"
-             r"\S*(?:pass|secret|token|key|cred)\S*"),
+    ("echo", r"echo\s+(?:-[a-z]+\s+)?" + _ARG + r"\s*>>?\s*\S*(?:pass|secret|token|key|cred)"),
+    ("printf", r"printf\s+" + _ARG + r"\s*>>?\s*\S*(?:pass|secret|token|key|cred)"),
     # `aws configure set aws_secret_access_key VALUE`, `npm config set //host/:_authToken VALUE`
-    ("set ", r"\bset\s+(?:[\w./:\-]*[/:])?(?P<name>[A-Za-z_][\w.\-]*)\s+"
-             r"(?:'(?P<sq>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<s>[^\s'\"]+))"),
+    ("set", r"set\s+(?:[\w./:\-]*[/:])?(?P<name>[a-z_][\w.\-]*)\s+" + _ARG),
 )
 
 
@@ -66,12 +74,24 @@ def _credential(value: str) -> bool:
     return len(value) >= 6 and not placeholder(value) and not value.isdigit() and not value.startswith(("$", ":", "@"))
 
 
+def _anchored(doc: str, lower: str, rules: "tuple[tuple[str, str], ...]") -> "Iterator[re.Match[str]]":
+    """Matches of each rule's pattern where its anchor word starts (a word start, in the lower-cased
+    text): a literal found by `str.find` is far faster than a case-insensitive regex over the document."""
+    text = lower if len(lower) == len(doc) else doc.lower()
+    for anchor, pattern in rules:
+        index = text.find(anchor)
+        while index != -1:
+            if not index or not (text[index - 1].isalnum() or text[index - 1] == "_"):
+                found = regex(pattern).match(text, index)
+                if found is not None:
+                    yield found
+            index = text.find(anchor, index + len(anchor))
+
+
 def sql_spans(doc: str, lower: str) -> list[Span]:
     """Passwords set by SQL and server commands."""
-    if not any(word in lower for word in _SQL_WORDS):
-        return []
     spans = []
-    for match in regex(_SQL).finditer(doc):
+    for match in _anchored(doc, lower, _SQL):
         span = _group(match)
         if span is not None and _credential(doc[span[0]:span[1]]):
             spans.append((*span, MARKER))
@@ -173,18 +193,15 @@ def path_spans(doc: str) -> list[Span]:
 def key_file_spans(doc: str, lower: str) -> list[Span]:
     """Secret lines of key files, and literals written into or set as secrets by commands."""
     spans = []
-    for literal, pattern in _KEY_FILE_LINES:
-        if literal not in lower:
+    for match in _anchored(doc, lower, _KEY_FILE_LINES):
+        span = _group(match)
+        if span is None:
             continue
-        for match in regex(pattern).finditer(doc):
-            span = _group(match)
-            if span is None:
-                continue
-            value = doc[span[0]:span[1]]
-            if "name" in match.re.groupindex and not hidden(match.group("name"), value):
-                continue
-            if _credential(value) or literal == "rsakeyvalue":
-                spans.append((*span, MARKER))
+        value = doc[span[0]:span[1]]
+        if "name" in match.re.groupindex and not hidden(doc[match.start("name"):match.end("name")], value):
+            continue
+        if _credential(value) or "tag" in match.re.groupindex:
+            spans.append((*span, MARKER))
     return spans
 
 

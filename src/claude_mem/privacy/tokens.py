@@ -126,7 +126,7 @@ def listed_spans(doc: str) -> list[Span]:
 
 # -- the shape every token shares ------------------------------------------------------------------------
 
-_RUN = r"[A-Za-z0-9][A-Za-z0-9_\-]{19,}"
+_RUN = r"(?<![A-Za-z0-9_\-])[A-Za-z0-9][A-Za-z0-9_\-]{19,}"
 _KEY_TYPE = r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com) \Z"
 _HASH_NAMES = frozenset(("sha", "sha1", "sha224", "sha256", "sha384", "sha512", "md5", "h1", "blake2b", "blake3"))
 # Words after which a random run is a credential: `the PAT abc…`, `api key: abc…`, `token=abc…`.
