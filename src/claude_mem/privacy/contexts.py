@@ -49,7 +49,7 @@ _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
 _WORD_START = frozenset(("authorization", "cookie", "netrc", "npm-auth", "password-flag"))
 # After a secret-looking name: `= value`, `: value`, `=> value`, `:= value` (a call is code, not a value).
 _ASSIGNED = (
-    r"""[ \t]*(?:=>|:=|[=:])[ \t]*(?:\n[ \t]*string\(\d+\)[ \t]*)?"""
+    r"""[ \t]*(?:=>|:=|[=:])[ \t]*(?:\n[+ \t]*string\(\d+\)[ \t]*)?"""
     r"""(?:[bBuUrR]{1,2}(?=["']))?(?:\\?"(?P<dq>[^"\n]*)\\?"|\\?'(?P<sq>[^'\n]*)\\?'|(?P<s>[^\s"'`,;&|()}\]\\<>]+)(?P<call>\()?)"""
 )
 # After a secret-looking command-line flag: `--password=X`, `--token X`, `-storepass X`.

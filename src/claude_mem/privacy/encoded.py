@@ -10,7 +10,8 @@ from .shapes import regex
 
 Span = tuple[int, int, str]
 MARKER = "[REDACTED:encoded-secret]"
-_BASE64_RUN = r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/_\-]{24,}={0,2}"
+# A base64 run (a patch line's leading `+` is not part of it).
+_BASE64_RUN = r"(?:(?<![A-Za-z0-9+/=_\-])|(?<=\n\+))[A-Za-z0-9/_\-][A-Za-z0-9+/_\-]{11,}={0,2}"
 _RUN_STOP = frozenset(" \t\r\n\"'<>`")  # what ends a URL-encoded run
 _LONGEST = 65_536  # a run longer than this is data (an image, an archive), not a hidden .env
 _TEXT_BYTES = bytes(range(32, 127)) + b"\t\n\r"
@@ -30,18 +31,58 @@ def _decoded(run: str) -> str | None:
         raw = binascii.a2b_base64(core + "=" * (-len(core) % 4))
     except (binascii.Error, ValueError):
         return None
-    if len(raw) < 12 or len(raw.translate(None, _TEXT_BYTES)) > len(raw) // 20:
+    if len(raw) < 8 or len(raw.translate(None, _TEXT_BYTES)) > len(raw) // 20:
         return None
     return raw.decode("ascii", "replace")
 
 
+def _excerpt(doc: str, regions: list[tuple[int, int, str]]) -> tuple[str, list[tuple[int, int, int, int]]]:
+    """The lines that hold decoded runs, each with the line before it, the runs replaced by what they
+    decode to (`334 UGFzc3dvcmQ6` / `RFU5…` reads `334 Password:` / the password); and where each run's
+    text lies in it: (excerpt start, excerpt end, document start, document end)."""
+    lines: list[tuple[int, int]] = []
+    for start, _end, _text in regions:
+        line_start = doc.rfind("\n", 0, start) + 1
+        first = doc.rfind("\n", 0, max(0, line_start - 1)) + 1 if line_start else 0
+        line_end = doc.find("\n", start)
+        last = len(doc) if line_end == -1 else line_end
+        if lines and first <= lines[-1][1]:
+            lines[-1] = (lines[-1][0], max(lines[-1][1], last))
+        else:
+            lines.append((first, last))
+    parts: list[str] = []
+    where: list[tuple[int, int, int, int]] = []
+    length, index = 0, 0
+    for first, last in lines:
+        position = first
+        while index < len(regions) and regions[index][0] < last:
+            start, end, text = regions[index]
+            parts.append(doc[position:start])
+            length += start - position
+            parts.append(text)
+            where.append((length, length + len(text), start, end))
+            length += len(text)
+            position, index = end, index + 1
+        parts.append(doc[position:last] + "\n\n")
+        length += last - position + 2
+    return "".join(parts), where
+
+
 def encoded_spans(doc: str, find: Callable[[str], list[Span]]) -> list[Span]:
-    """Encoded runs of `doc` whose decoded text `find` finds a secret in."""
+    """Encoded runs of `doc` whose decoded text (read in its line, beside the line before) `find`
+    finds a secret in."""
     spans: list[Span] = []
+    regions = []
     for match in regex(_BASE64_RUN).finditer(doc):
         text = _decoded(match.group(0))
-        if text is not None and find(text):
-            spans.append((match.start(), _key_lines(doc, match.end(), forward=True)[0], MARKER))
+        if text is not None:
+            regions.append((match.start(), match.end(), text))
+    if regions:
+        excerpt, where = _excerpt(doc, regions)
+        for low, high, _marker in find(excerpt):
+            for start, end, original, original_end in where:
+                if low < end and start < high:
+                    spans.append((original, _key_lines(doc, original_end, forward=True)[0], MARKER))
     if "%" in doc:
         from urllib.parse import unquote
 

@@ -24,6 +24,11 @@ KEY_WINDOW = 20_000
 _OPENSSH_BODY = r"b3BlbnNzaC1rZXktdjE[A-Za-z0-9+/=]{20,}"
 _DER_CANDIDATE = r"(?<![A-Za-z0-9+/])M(?:II|IG|Hc|C4)[A-Za-z0-9+/]{40,}={0,2}"
 _PPK = r"Private-Lines: ?\d+"
+# A Tink cleartext keyset's key material, and a raw key as a JSON list of bytes (Solana's `id.json`).
+_TINK_VALUE = r"\"value\"\s*:\s*\"(?P<s>[A-Za-z0-9+/=_\-]{16,})\""
+_BYTE = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"  # one way to read each number: no backtracking blow-up
+_BYTE_LIST = r"\[\s*(?P<s>(?>(?:" + _BYTE + r"\s*,\s*){31,}" + _BYTE + r"))\s*\]"
+_BYTE_WORDS = ("keypair", "secret", "private", "seed", "id.json", "signer", "wallet")
 _JWK_MEMBER = r"[\"'](?:d|p|q|dp|dq|qi|k)[\"']\s*:\s*[\"'](?P<s>[A-Za-z0-9_\-]{16,}={0,2})[\"']"
 
 
@@ -120,4 +125,8 @@ def key_spans(doc: str, lower: str) -> list[Span]:
         spans += _putty(doc)
     if "kty" in lower:
         spans += _jwk(doc)
+    if "keymaterialtype" in lower:
+        spans += [(*m.span("s"), MARKER) for m in regex(_TINK_VALUE).finditer(doc)]
+    if "," in doc and any(word in lower for word in _BYTE_WORDS):
+        spans += [(*m.span("s"), MARKER) for m in regex(_BYTE_LIST).finditer(doc)]
     return spans + _bodies(doc)

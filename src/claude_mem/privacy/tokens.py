@@ -136,7 +136,8 @@ _CREDENTIAL_WORD = (r"(?i)(?<!public )(?<!public_)(?<!public-)(?<!pub )"
 
 
 _ASSIGNMENT = (r"""(?:(?P<name>[A-Za-z_][\w.\-]{0,60})\\?["']?[ \t]*(?:=>|:=|=|(?P<colon>:))"""
-               r"""|(?<!\S)--?(?P<flag>[A-Za-z][\w\-]{1,40})[ \t=])[ \t]*(?:[bu]|W/)?\\?["']?\Z""")
+               r"""|(?<!\S)--?(?P<flag>[A-Za-z][\w\-]{1,40})[ \t=]|(?P<pair>[A-Za-z_][\w.\-]{0,60})["'][ \t]+(?=["']))"""
+               r"""[ \t]*(?:[bu]|W/)?\[?\s*\\?["']?\Z""")
 _PUBLIC_BLOCK = (r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE|CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST|X509 CRL"
                  r"|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|SIGNED MESSAGE|PGP MESSAGE)-----")
 
@@ -160,8 +161,9 @@ def _in_data(doc: str, start: int, end: int) -> bool:
     if doc[max(0, low - 7):low] == "base64," or regex(_KEY_TYPE).search(doc, max(0, low - 40), low):
         return True
     before = doc[start - 1] if start else " "
-    return before == "@" or (before in ":-_=" and hash_before(doc, start)) or (
-        doc[start:start + 2] in ("0x", "0X") and is_hex(doc[start + 2:end]))
+    if doc[start:start + 2] in ("0x", "0X") and is_hex(doc[start + 2:end]):  # an address or hash, or a key in place
+        return end - start != 66 or not (assigned := _assignment(doc, start)) or assigned[1]
+    return before == "@" or (before in ":-_=" and hash_before(doc, start))
 
 
 def _assignment(doc: str, start: int) -> "tuple[str, bool] | None":
@@ -171,7 +173,7 @@ def _assignment(doc: str, start: int) -> "tuple[str, bool] | None":
     found = regex(_ASSIGNMENT).search(doc, max(0, start - 80), start)
     if found is None:
         return None
-    name = found.group("name") or found.group("flag")
+    name = found.group("name") or found.group("flag") or found.group("pair")
     line = doc[doc.rfind("\n", 0, found.start()) + 1:found.start()]
     if found.group("colon") and line.strip(" \t-{,\"'([+") and not line.rstrip().endswith((",", "{", "(", "[")):
         return None  # `rotate after: X` is prose; a key (`  name: X`, `{"name": X`) starts its line or object
