@@ -63,6 +63,8 @@ def decode(raw: bytes) -> dict:
         payload = json.loads(text)
     except ValueError as exc:
         raise BadInput(f"stdin is not JSON ({exc})") from None
+    except RecursionError:
+        raise BadInput("stdin is JSON nested too deep to read") from None
     if not isinstance(payload, dict):
         raise BadInput(f"payload is a JSON {type(payload).__name__}, not an object")
     return payload

@@ -44,6 +44,7 @@ __all__ = ["KEY_WINDOW", "REDACTED", "SEPARATOR", "Span", "clean", "clean_tree",
 
 REDACTED = "[REDACTED:{}]"
 _PRIVATE_TAG = r"(?i)<\s*(/?)\s*private\s*>"
+_MARKER = r"\[REDACT(?:ED(?::[a-z0-9\-]*\]?)?)?"  # a marker, or what a cut left of one
 
 # -- spans ----------------------------------------------------------------------------------------------
 
@@ -81,9 +82,16 @@ def _plain_spans(doc: str) -> list[Span]:
 
 
 def secret_spans(doc: str) -> list[Span]:
-    """Where the secrets of `doc` are, each with its `[REDACTED:family]` marker."""
+    """Where the secrets of `doc` are, each with its `[REDACTED:family]` marker.
+
+    A span that touches a marker already in the text is dropped, so redacting twice changes nothing:
+    `https://[REDACTED:github]@host` is not a URL with a password, nor is a marker a cut cut in half."""
     spans = _plain_spans(doc)
-    return spans + encoded_spans(doc, _plain_spans)
+    spans += encoded_spans(doc, _plain_spans)
+    if "[REDACT" not in doc:
+        return spans
+    markers = [match.span() for match in regex(_MARKER).finditer(doc)]
+    return [span for span in spans if not any(start < span[1] and span[0] < end for start, end in markers)]
 
 
 def _merged(spans: list[Span]) -> list[Span]:
@@ -199,9 +207,42 @@ def _edit_leaves(leaves: list[str], find: "Callable[[str], list[Span]]") -> list
     return result
 
 
+MAX_DEPTH = 64  # deeper values are kept as their JSON text (walking them would exhaust Python's stack)
+
+
+def _deep(value: object) -> bool:
+    """Is `value` nested deeper than MAX_DEPTH? (An explicit stack: recursion is what must be avoided.)"""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= MAX_DEPTH:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+def _bounded(value: object, depth: int = 0) -> object:
+    """`value` with everything below MAX_DEPTH replaced by its JSON text, so it is still redacted as text."""
+    if isinstance(value, dict | list) and depth >= MAX_DEPTH:
+        import json
+
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (RecursionError, ValueError):
+            return "[claude-mem: a value nested too deep to keep]"
+    if isinstance(value, dict):
+        return {key: _bounded(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_bounded(item, depth + 1) for item in value]
+    return value
+
+
 def _tree(value: object, find: "Callable[[str], list[Span]]", hide_named: bool) -> object:
     """`value` with the spans `find` sees in its string values (joined in order) removed; each key
     is cleaned on its own (a span straddling fields must not erase the names between)."""
+    if _deep(value):
+        value = _bounded(value)
     leaves = _edit_leaves(list(_strings(value)), find)
     return _rebuild(value, iter(leaves), lambda key: _apply(key, find(key)), hide_named)
 

@@ -116,7 +116,7 @@ _EXTENT = r"(?:[^\n|;&]|\\\n|&&?(?=\S)|\|\|)*"  # to the end of the command (a c
 
 _BEFORE_PROGRAM = frozenset(" \t\n\r;|&(`'\"$/+-")
 # After a program's name: the rest of its command (a continued line included).
-_REST = r"(?=[\s'\"]|$)(?P<rest>[^\n|;&]*(?:\\\n[^\n|;&]*)*)"
+_REST = r"(?=[\s'\"]|$)(?P<rest>[^\n|;&]{0,2000}(?:\\\n[^\n|;&]{0,2000}){0,20})"
 
 
 def _flag_patterns(flags: tuple[tuple[str, str], ...]) -> list[str]:
@@ -163,11 +163,12 @@ def _credential(value: str) -> bool:
 
 def _commands(doc: str, lower: str, program: str) -> "Iterator[tuple[str, int]]":
     """Each command line of `program` in `doc`: (the text after the program's name, where it starts)."""
-    index = lower.find(program)
+    index, covered = lower.find(program), -1
     while index != -1:
-        if index == 0 or doc[index - 1] in _BEFORE_PROGRAM:
+        if index >= covered and (index == 0 or doc[index - 1] in _BEFORE_PROGRAM):
             found = regex(_REST).match(doc, index + len(program))
             if found is not None:
+                covered = found.end()  # the same program again inside this command is one of its arguments
                 yield found.group("rest"), found.start("rest")
         index = lower.find(program, index + len(program))
 

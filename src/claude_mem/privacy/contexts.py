@@ -9,7 +9,7 @@
 """
 
 from .names import LOWER_HINTS, hidden, public_name, random_looking, secret_name, secret_value, weak_secret_name
-from .shapes import DOTTED, password_like, random_run, regex
+from .shapes import DOTTED, line_before, password_like, random_run, regex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `re` is imported lazily (see shapes.regex)
@@ -18,19 +18,20 @@ if TYPE_CHECKING:  # `re` is imported lazily (see shapes.regex)
 Span = tuple[int, int, str]
 REDACTED = "[REDACTED:{}]"
 
-_VALUE = r"""(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<s>[^\s"'`,;&|)}\]\\<>]+))"""
+# Values are bounded (1,000 characters): an unbounded run after every repeated name made redaction quadratic.
+_VALUE = r"""(?:"(?P<dq>[^"\n]{0,1000})"|'(?P<sq>[^'\n]{0,1000})'|(?P<s>[^\s"'`,;&|)}\]\\<>]{1,1000}))"""
 _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     # scheme://[user]:PASSWORD@host (an empty user too: `redis://:pw@host`), or scheme://TOKEN@host
     ("url", ("://",), r"://(?P<user>[^\s:/@'\"<>]*(?:@[^\s:/@'\"<>]+)?)(?::(?P<s>[^\s@/'\"<>]+))?@"),
     ("authorization", ("authorization",),
      r"(?i)authorization[\"']?\s*[:=]\s*[\"']?"
      r"(?:[a-z][a-z0-9_-]{1,24}\s+)?"  # a scheme: basic, bearer, ssws, digest, aws4-hmac-sha256, …
-     r"(?P<s>[^\s\"',;]{6,}(?:[^\n\"']*)?)"),
+     r"(?P<s>[^\s\"',;]{6,1000}(?:[^\n\"']{0,500})?)"),
     ("authorization", ("bearer",), r"(?i)bearer\s+(?P<s>(?=[a-z0-9_\-.~+/]*[0-9])[a-z0-9_\-.~+/]{16,}=*)"),
-    ("cookie", ("cookie",), r"(?i)cookie[ \t]*:[ \t]*(?P<s>[^\r\n\"']+)"),
+    ("cookie", ("cookie",), r"(?i)cookie[ \t]*:[ \t]*(?P<s>[^\r\n\"']{1,2000})"),
     ("netrc", ("password",), r"(?i)login\s+\S+\s+(?:[+\-]\s*)?password\s+(?P<s>\S+)"),
     # .netrc's `password` on a line of its own (other tokens, or patch lines, between it and `login`)
-    ("netrc-line", ("machine",), r"(?i)password[ \t]+(?P<s>\S+)"),
+    ("netrc-line", ("machine",), r"(?i)password[ \t]+(?P<s>\S{1,1000})"),
     ("docker-auth", ('"auth"',), r"\"auth\"\s*:\s*\"(?P<s>[A-Za-z0-9+/=]{8,})\""),
     ("npm-auth", ("_auth",), r"(?i)_auth\s*=\s*(?P<s>\S{8,})"),
     ("password-flag", ("login",), r"login\b[^\n|;&]*?\s-p\s+" + _VALUE),
@@ -40,7 +41,7 @@ _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("twilio", ("client(",), r"Client\(\s*['\"](?:AC|SK)[0-9a-fA-F]{32}['\"]\s*,\s*['\"](?P<s>[A-Za-z0-9]{32})['\"]"),
     # define('DB_PASSWORD', 'x'), setenv("API_KEY", "x"), <password>x</password>: the name decides
     ("secret", ("('", '("', "( '", '( "', ", '", ', "'),
-     r"[(,]\s*['\"](?P<name>[A-Za-z_][\w.\-]*)['\"]\s*,\s*['\"](?P<s>[^'\"\n]+)['\"]\s*\)"),
+     r"[(,]\s*['\"](?P<name>[A-Za-z_][\w.\-]*)['\"]\s*,\s*['\"](?P<s>[^'\"\n]{1,1000})['\"]\s*\)"),
     ("secret", ("</",), r"<(?P<name>[A-Za-z_][\w.\-]*)>(?P<s>[^<\n]{6,})</(?P=name)>"),
     # requests' auth=("user", "pw"), HTTPBasicAuth("user", "pw")
     ("basic-auth", ("auth",), r"(?i)auth\w*\s*(?:=\s*|\()\(?\s*[\"'][^\"'\n]+[\"']\s*,\s*[\"'](?P<s>[^\"'\n]{6,})[\"']"),
@@ -50,7 +51,8 @@ _WORD_START = frozenset(("authorization", "cookie", "netrc", "npm-auth", "passwo
 # After a secret-looking name: `= value`, `: value`, `=> value`, `:= value` (a call is code, not a value).
 _ASSIGNED = (
     r"""[ \t]*(?:=>|:=|[=:])[ \t]*(?:\n[+ \t]*string\(\d+\)[ \t]*)?"""
-    r"""(?:[bBuUrR]{1,2}(?=["']))?(?:\\?"(?P<dq>[^"\n]*)\\?"|\\?'(?P<sq>[^'\n]*)\\?'|(?P<s>[^\s"'`,;&|()}\]\\<>]+)(?P<call>\()?)"""
+    r"""(?:[bBuUrR]{1,2}(?=["']))?(?:\\?"(?P<dq>[^"\n]{0,1000})\\?"|\\?'(?P<sq>[^'\n]{0,1000})\\?'"""
+    r"""|(?P<s>[^\s"'`,;&|()}\]\\<>]{1,1000})(?P<call>\()?)"""
 )
 # After a secret-looking command-line flag: `--password=X`, `--token X`, `-storepass X`.
 _FLAG_VALUE = r"(?:=|[ \t]+|[\"'],[ \t]*(?=[\"']))" + _VALUE  # `--password X`, `["--password", "X"]`
@@ -79,7 +81,7 @@ def context_spans(doc: str, lower: str) -> list[Span]:
         for match in regex(pattern).finditer(text):
             if family in _WORD_START and not _word_start(doc, match.start()):
                 continue
-            if family == "netrc-line" and doc[doc.rfind("\n", 0, match.start()) + 1:match.start()].strip(" \t+-"):
+            if family == "netrc-line" and line_before(doc, match.start()).strip(" \t+-"):
                 continue  # not alone at the start of its line
             span = _group_span(match) or match.span()
             value = doc[span[0]:span[1]]
@@ -167,7 +169,7 @@ _LABEL = (r"(?i)(?<![\w\-])(?:name|key|parametername|parameterkey|secretname|var
           r"[\"']?(?:\s*(?:=>|[:=])\s*|\s+)[\"']?\Z")
 # The sibling that holds the value: `value: X`, `"Value": "X"`, `value="X"`, `default = "X"`.
 _SIBLING = (r"(?i)(?<![\w\-])[\"']?(?:value|default|parametervalue|secretstring|secretvalue|val)[\"']?"
-            r"\s*(?:=>|[:=])\s*[bu]?" + r"""(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<s>[^\s"'`,;&|()}\]\\<>]+))""")
+            r"\s*(?:=>|[:=])\s*[bu]?" + _VALUE)
 _NEXT_LABEL = r"(?i)(?<![\w\-])[\"']?(?:name|key|variable)[\"']?\s*(?:=>|[:=])"
 _WINDOW = 300
 _PATH_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/:")
@@ -201,19 +203,18 @@ def _sibling(doc: str, start: int, end: int) -> "Span | None":
 # What may stand before a table row's name on its line (indent, pipes, a patch's `+`, up to two words),
 # and what follows it: two or more spaces, a tab or a pipe, then the value alone in its column.
 _ROW_LEAD = r"[ \t+\-|>*]*(?:[A-Za-z][\w.\-/]{0,30} ){0,2}"
-_ROW_VALUE = r"(?:[ \t]*\|[ \t]*|\t+[ \t]*|[ \t]{2,})(?P<s>[^\s|]{3,})[ \t]*(?:\|[^\n]*)?(?=\r?\n|\Z)"
+_ROW_VALUE = r"(?:[ \t]*\|[ \t]*|\t+[ \t]*|[ \t]{2,})(?P<s>[^\s|]{3,1000})[ \t]*(?:\|[^\n]{0,2000})?(?=\r?\n|\Z)"
 _PROSE_WORDS = ("pass", "secret", "token", "api", "pat", "pin")
 _PROSE = (r"(?i)(?:password|passphrase|passwd|passcode|secret|token|api[ _-]?key|pat|pin)\b"
           r"(?:[ \t]+(?:for|of)[ \t]+(?:the[ \t]+)?[\w.\-]+)?(?:[ \t]+(?:is|was|to|set to|becomes|became|now|of))?"
-          r"[ \t]+[\"'`]?(?P<s>[^\s\"'`,;<>()\[\]{}=]+)(?=[\s\"'`,;<>)]|$)")
+          r"[ \t]+[\"'`]?(?P<s>[^\s\"'`,;<>()\[\]{}=]{1,200})(?=[\s\"'`,;<>)]|$)")
 _QUERY = r"[?&;](?P<name>[A-Za-z0-9_.\-\[\]]{1,40})=(?P<s>[^&#\s\"'<>]{6,})"
 
 
 def _row(doc: str, start: int, end: int) -> "Span | None":
     """The value in the next column when the name at `start:end` begins a table row (`vault kv get`,
     `heroku config`, a Markdown table: up to two words before it, then two spaces, a tab or a pipe)."""
-    line_start = doc.rfind("\n", 0, start) + 1
-    if not regex(_ROW_LEAD).fullmatch(doc, line_start, start):
+    if not regex(_ROW_LEAD).fullmatch(line_before(doc, start, 80)):
         return None
     found = regex(_ROW_VALUE).match(doc, end)
     if found is None:

@@ -35,6 +35,13 @@ DOTTED = r"\A[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\Z"  # settings.DB_PASSWORD,
 HASH_PREFIX = r"(?i)(?:sha-?(?:1|224|256|384|512)|md5|blake2[bs]?|blake3|h1|crc32|xxh(?:32|64|3)|murmur3?|keccak256)[-:=_/]\Z"
 
 
+def line_before(doc: str, index: int, limit: int = 400) -> str:
+    """The text of `index`'s line before it, at most `limit` characters (so a document without
+    newlines costs no more than a short one: searching back to its start for every match was quadratic)."""
+    start = doc.rfind("\n", max(0, index - limit), index)
+    return doc[start + 1 if start != -1 else max(0, index - limit):index]
+
+
 def is_hex(text: str) -> bool:
     return bool(text) and set(text) <= _HEX
 

@@ -114,8 +114,8 @@ def _calls(doc: str, lower: str) -> "Iterator[tuple[str, int, int]]":
             if start in seen or end >= len(doc) or doc[end] not in "( \t":
                 continue
             seen.add(start)
-            stop = doc.find("\n", end)
-            yield lower[start:end], end, min(stop if stop != -1 else len(doc), end + 400)
+            stop = doc.find("\n", end, end + 400)
+            yield lower[start:end], end, stop if stop != -1 else min(len(doc), end + 400)
 
 
 def _chosen(value: str) -> bool:

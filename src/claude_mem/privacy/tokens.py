@@ -9,7 +9,7 @@ and git SHAs, UUIDs, hashes named by their algorithm, base64 data, base58 addres
 """
 
 from .names import public_name
-from .shapes import hash_before, is_hex, prefix_length, random_run, regex, strong_run
+from .shapes import hash_before, is_hex, line_before, prefix_length, random_run, regex, strong_run
 
 Span = tuple[int, int, str]
 REDACTED = "[REDACTED:{}]"
@@ -142,23 +142,38 @@ _PUBLIC_BLOCK = (r"-----BEGIN (?:[A-Z0-9]+ )*(?:PUBLIC KEY|CERTIFICATE|CERTIFICA
                  r"|PGP PUBLIC KEY BLOCK|PGP SIGNATURE|SIGNED MESSAGE|PGP MESSAGE)-----")
 
 
-def _in_data(doc: str, start: int, end: int) -> bool:
+class _Regions:
+    """The base64 regions around runs (alphanumerics joined by `+`, `/`, `=`), each measured once per
+    document: a 1 MB blob holds thousands of runs, and measuring its extent for each was quadratic."""
+
+    def __init__(self, doc: str) -> None:
+        self.doc = doc
+        self.low = self.high = -1
+        self.data = False
+
+    def around(self, start: int, end: int) -> tuple[int, int, bool]:
+        """(region start, region end, whether the region is base64 data rather than the run alone)."""
+        if not (self.low <= start < self.high and end <= self.high):
+            doc, low, high = self.doc, start, end
+            while low and (doc[low - 1].isalnum() or doc[low - 1] in "+/="):
+                low -= 1
+            found = regex(r"[A-Za-z0-9+/=]*").match(doc, high)
+            high = found.end() if found else high
+            region = doc[low:high]
+            data = "+" in region or region.endswith("=") and not doc[high:high + 1].isalnum()
+            if not data and "/" in region:
+                data = len(region) >= 40 and "//" not in region or sum(
+                    1 for part in region.split("/") if random_run(part, 16)) > 1
+            self.low, self.high, self.data = low, high, data
+        return self.low, self.high, self.data and (self.low, self.high) != (start, end)
+
+
+def _in_data(doc: str, start: int, end: int, regions: _Regions) -> bool:
     """Is the run a piece of base64 data (joined to more of it by `+`, `/` or `=` padding, or after
     `base64,`), a public key's body (after `ssh-ed25519 `), a named hash (`sha512-…`, `h1:…`), a
     version or digest after `@`, or an `0x` hex number?"""
-    low, high = start, end
-    while low and (doc[low - 1].isalnum() or doc[low - 1] in "+/="):
-        low -= 1
-    while high < len(doc) and (doc[high].isalnum() or doc[high] in "+/="):
-        high += 1
-    region = doc[low:high]
-    if region != doc[start:end]:
-        if "+" in region or region.endswith("=") and not doc[high:high + 1].isalnum():
-            return True
-        if "/" in region and (len(region) >= 40 and "//" not in region or
-                              sum(1 for part in region.split("/") if random_run(part, 16)) > 1):
-            return True
-    if doc[max(0, low - 7):low] == "base64," or regex(_KEY_TYPE).search(doc, max(0, low - 40), low):
+    low, _high, data = regions.around(start, end)
+    if data or doc[max(0, low - 7):low] == "base64," or regex(_KEY_TYPE).search(doc, max(0, low - 40), low):
         return True
     before = doc[start - 1] if start else " "
     if doc[start:start + 2] in ("0x", "0X") and is_hex(doc[start + 2:end]):  # an address or hash, or a key in place
@@ -174,7 +189,7 @@ def _assignment(doc: str, start: int) -> "tuple[str, bool] | None":
     if found is None:
         return None
     name = found.group("name") or found.group("flag") or found.group("pair")
-    line = doc[doc.rfind("\n", 0, found.start()) + 1:found.start()]
+    line = line_before(doc, found.start(), 120)
     if found.group("colon") and line.strip(" \t-{,\"'([+") and not line.rstrip().endswith((",", "{", "(", "[")):
         return None  # `rotate after: X` is prose; a key (`  name: X`, `{"name": X`) starts its line or object
     public = public_name(name) or doc[max(0, found.start() - 8):found.start()].lower().endswith(("public ", "pub "))
@@ -201,9 +216,10 @@ def shape_spans(doc: str) -> list[Span]:
     """Runs that look like credentials by their shape and place."""
     spans: list[Span] = []
     public = None
+    regions = _Regions(doc)
     for match in regex(_RUN).finditer(doc):
         run, start, end = match.group(0), match.start(), match.end()
-        if _in_data(doc, start, end):
+        if _in_data(doc, start, end, regions):
             continue
         assigned = _assignment(doc, start)
         if assigned is not None and assigned[1]:
