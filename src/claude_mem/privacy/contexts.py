@@ -203,6 +203,7 @@ def _sibling(doc: str, start: int, end: int) -> "Span | None":
 # What may stand before a table row's name on its line (indent, pipes, a patch's `+`, up to two words),
 # and what follows it: two or more spaces, a tab or a pipe, then the value alone in its column.
 _ROW_LEAD = r"[ \t+\-|>*]*(?:[A-Za-z][\w.\-/]{0,30} ){0,2}"
+_ROW_LAST = r"(?:[ \t]{2,}[^\s|]{1,40}){1,3}[ \t]{2,}(?P<s>[^\s|]{3,1000})[ \t]*(?=\r?\n|\Z)"
 _ROW_VALUE = r"(?:[ \t]*\|[ \t]*|\t+[ \t]*|[ \t]{2,})(?P<s>[^\s|]{3,1000})[ \t]*(?:\|[^\n]{0,2000})?(?=\r?\n|\Z)"
 _PROSE_WORDS = ("pass", "secret", "token", "api", "pat", "pin")
 _PROSE = (r"(?i)(?:password|passphrase|passwd|passcode|secret|token|api[ _-]?key|pat|pin)\b"
@@ -216,12 +217,14 @@ def _row(doc: str, start: int, end: int) -> "Span | None":
     `heroku config`, a Markdown table: up to two words before it, then two spaces, a tab or a pipe)."""
     if not regex(_ROW_LEAD).fullmatch(line_before(doc, start, 80)):
         return None
+    name = doc[start:end]
     found = regex(_ROW_VALUE).match(doc, end)
-    if found is None:
-        return None
-    name, value = doc[start:end], found.group("s")
-    if hidden(name, value) and (secret_name(name) and password_like(value) or random_looking(value)):
-        return (*found.span("s"), REDACTED.format("secret"))
+    last = regex(_ROW_LAST).match(doc, end) if found is None else None  # `key1  FULL  <key>`: the last column
+    for column in (found, last):
+        if column is not None:
+            value = column.group("s")
+            if hidden(name, value) and (secret_name(name) and password_like(value) or random_looking(value)):
+                return (*column.span("s"), REDACTED.format("secret"))
     return None
 
 

@@ -58,8 +58,8 @@ def _key_lines(doc: str, position: int, forward: bool) -> tuple[int, int]:
 
 
 def _blocks(doc: str) -> list[Span]:
-    """BEGIN to END; a block cut before its END, from BEGIN over its body lines; a block whose BEGIN
-    was cut off, from its body lines to END. Linear in the document."""
+    """Armoured blocks, first line to last; a block cut before its last line, from its first over its
+    body lines; a block whose first line was cut off, from its body lines to its last. Linear."""
     spans: list[Span] = []
     ends = list(regex(_KEY_END).finditer(doc))
     covered_to = -1

@@ -126,7 +126,8 @@ def weak_secret_name(name: str) -> bool:
     parts = _hinted(name) or name_parts(name)
     if not parts or parts[-1] in PUBLIC_WORDS - {"ID"} or "PUBLIC" in parts or "PUB" in parts:
         return False
-    return any(part in _WEAK_WORDS or part.endswith(("AUTH", "SECRET", "SIG", "KEY", "TOKEN")) for part in parts)
+    return any(part in _WEAK_WORDS or part.rstrip("0123456789") in _WEAK_WORDS  # key1, key2
+               or part.endswith(("AUTH", "SECRET", "SIG", "KEY", "TOKEN")) for part in parts)
 
 
 def public_name(name: str) -> bool:

@@ -135,7 +135,9 @@ def call_spans(doc: str, lower: str) -> list[Span]:
             if span is None or placeholder(value) or "@" in value or "://" in value or value.startswith(("/", "./", "~")):
                 continue
             phrase = ("phrase" in fn or "mnemonic" in fn) and len(value.split()) >= 12
-            if random_run(value, 20, hex_ok=True, hex_min=24) or is_uuid(value) and "auth" in fn or phrase \
+            pieces = regex(r"[/:]").split(value)  # `2/1234/5678:<hex>`: a random piece in a structured token
+            if any(random_run(piece, 20, hex_ok=True, hex_min=24) for piece in pieces) or is_uuid(value) and "auth" in fn \
+                    or phrase \
                     or strong and (_chosen(value) or random_run(value, 12, hex_ok=True, hex_min=16)):
                 spans.append((*span, MARKER))
     return spans
@@ -163,7 +165,8 @@ def output_spans(doc: str) -> list[Span]:
             line_start = previous + 1
             previous = doc.rfind("\n", 0, max(0, previous - 1)) if previous else -1
         before = doc[previous + 1 if previous != -1 else 0:max(0, line_start - 1)].strip(" \t+")
-        if not before or not regex(_NAMING_LINE).search(before) or secret_name(value):
+        if not before or not regex(_NAMING_LINE).search(regex(r"\[REDACTED:[a-z0-9\-]*\]").sub("", before)) \
+                or secret_name(value) or value.startswith(("./", "../", "~/")):
             continue
         # After a command or a label (`$ terraform output -raw db_password`, `Password for elastic:`) the
         # line is the secret whatever its characters; after prose, only a value that looks like one.
