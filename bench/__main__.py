@@ -121,6 +121,51 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
         found.append(("worker resident memory", f"{worker['worker_rss_mb']} MB", f"≤ {worker['memory_budget_mb']} MB",
                       worker["worker_rss_mb"] <= worker["memory_budget_mb"]))
     found += team_rows(report.get("team"))
+    found += privacy_rows(report.get("privacy"))
+    return found
+
+
+def privacy_rows(privacy: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    """The `privacy` benchmark's figures: leaks per corpus, look-alikes kept, redaction's cost, pathological inputs."""
+    if not privacy:
+        return []
+    targets = privacy["targets"]
+    found: list[tuple[str, str, str, bool | None]] = []
+    labels = {"held_out": "held-out corpus", "tests": "tests' corpus"}
+    for name, label in labels.items():
+        corpus = privacy["corpora"].get(name)
+        if not corpus:
+            found.append((f"secrets, {label}", "not measured: the corpus is missing", "", None))
+            continue
+        found.append((f"secrets, {label} ({corpus['formats']} formats × {corpus['placements']} placements): hooks → "
+                      "observer → backup → next session", f"{corpus['stored']} stored, {corpus['sent']} sent, "
+                      f"{corpus['shown']} shown", "0 / 0 / 0", corpus["stored"] == corpus["sent"] == corpus["shown"] == 0))
+        found.append((f"secrets, {label}: capture in process", f"{len(corpus['capture_leaks'])} leaks (format × placement)",
+                      "0", not corpus["capture_leaks"]))
+        found.append((f"secrets, {label}: records a second redaction pass changes", str(corpus["second_pass_changes"]),
+                      "0", corpus["second_pass_changes"] == 0))
+    for name, label in labels.items():
+        kept = privacy["lookalikes"].get(name)
+        if kept:
+            found.append((f"look-alikes kept verbatim, {label}", f"{kept['kept']}/{kept['total']} = {kept['ratio']}",
+                          f"≥ {targets['lookalikes_kept']}", kept["ratio"] >= targets["lookalikes_kept"]))
+    cost, budget = privacy["cost"], f"≤ {privacy['cost']['budget_ratio']}× bare"
+    found.append(("post-tool hook CPU, 100 KB Read (capture + redaction in process "
+                  f"{cost['capture_record_cpu_ms']} ms; clean_tree uncut {cost['clean_tree_cpu_ms']} ms)",
+                  f"{cost['hook_cpu_ms']} ms = {cost['ratio']}× bare python CPU", budget, cost["ratio"] <= cost["budget_ratio"]))
+    found.append(("post-tool hook CPU, small Bash", f"{cost['hook_small_bash_cpu_ms']} ms = {cost['small_bash_ratio']}× "
+                  "bare python CPU", budget, cost["small_bash_ratio"] <= cost["budget_ratio"]))
+    cases, summary = privacy["pathological"], privacy["pathological_summary"]
+    slowest, slowest_hook = summary["slowest_in_process"], summary["slowest_hook"]
+    over = summary["over_target_in_process"]
+    found.append((f"redaction of {len(cases)} pathological inputs, in process",
+                  f"{len(over)} over target ({', '.join(over)})" if over else f"slowest {slowest['name']}: {slowest['cpu_s']} s",
+                  f"≤ {targets['pathological_in_process_cpu_s']} s CPU each", not over))
+    failed = summary["hook_failed"] + [name for name in summary["over_target_hook"] if name not in summary["hook_failed"]]
+    found.append((f"post-tool hook on {len(cases)} pathological inputs",
+                  f"{len(failed)} failed or slow ({', '.join(failed)})" if failed
+                  else f"all exit 0; slowest {slowest_hook['name']}: {slowest_hook['wall_s']} s",
+                  f"exit 0, kept, ≤ {targets['pathological_hook_wall_s']} s each", not failed))
     return found
 
 

@@ -24,20 +24,11 @@ import sys
 import tempfile
 import time
 
+from bench.plugin_hooks import hook_command
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUDGET_RATIO = 2.5
 RESPONSE_BYTES = 100 * 1024
-
-
-def hook_command(hook: str = "post-tool") -> str:
-    with open(os.path.join(REPO, "hooks", "hooks.json"), encoding="utf-8") as handle:
-        config = json.load(handle)
-    for groups in config["hooks"].values():
-        for group in groups:
-            for handler in group["hooks"]:
-                if shlex.split(handler["command"])[-1] == hook:
-                    return handler["command"]
-    raise KeyError(hook)
 
 
 def installed_command(hook: str = "post-tool") -> str:

@@ -2,15 +2,13 @@
 
 import json
 import os
-import shlex
 import sqlite3
-import subprocess
-import sys
 
-from conftest import FIXTURES, REPO
+from bench.plugin_hooks import HOOKS_JSON, plugin_command, run_hook  # noqa: F401 - shared with the benchmarks
+
+from conftest import FIXTURES
 
 PAYLOADS = os.path.join(FIXTURES, "hook-payloads")
-HOOKS_JSON = os.path.join(REPO, "hooks", "hooks.json")
 EVENT_HOOK = {
     "SessionStart": "session-start",
     "UserPromptSubmit": "user-prompt",
@@ -34,26 +32,6 @@ def fixture_files(folder: str = "") -> list[str]:
 
 def hook_for(payload: dict) -> str | None:
     return EVENT_HOOK.get(payload.get("hook_event_name", ""))
-
-
-def plugin_command(hook: str) -> list[str]:
-    """The argv hooks.json runs for `hook`, with ${CLAUDE_PLUGIN_ROOT} resolved and `python3` → this interpreter."""
-    with open(HOOKS_JSON, encoding="utf-8") as handle:
-        config = json.load(handle)
-    for groups in config["hooks"].values():
-        for group in groups:
-            for handler in group["hooks"]:
-                argv = shlex.split(handler["command"].replace("${CLAUDE_PLUGIN_ROOT}", REPO))
-                if argv[-1] == hook:
-                    return [sys.executable, *argv[1:]]
-    raise KeyError(hook)
-
-
-def run_hook(hook: str, stdin: bytes | dict, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run one hook exactly as the plugin does (launcher, -I -S), in the test's data dir."""
-    data = json.dumps(stdin).encode() if isinstance(stdin, dict) else stdin
-    full_env = {**os.environ, "CLAUDE_MEM_AUTOSTART": "false", **(env or {})}
-    return subprocess.run(plugin_command(hook), input=data, capture_output=True, env=full_env, timeout=timeout)
 
 
 def rows(data_dir, sql: str, params: tuple = ()) -> list[tuple]:

@@ -19,12 +19,14 @@ from claude_mem import paths, settings
 from claude_mem.cli.output import human_bytes
 from claude_mem.cli.plugin_env import environment_report
 from claude_mem.cli.registration import Registration, read_registration
+from claude_mem.domain import iso
 from claude_mem.runtime import control, discovery, stale
 from claude_mem.store import checkup
 
 OK, INFO, WARNING, PROBLEM = "ok", "info", "warning", "problem"
 MIN_PYTHON = (3, 11)
 LOW_DISK_BYTES = 200 * 1024 * 1024
+CAUGHT_LATE_RECENT_DAYS = 7  # a secret caught late within this is a warning
 VENV_DISK_BYTES = 1024 * 1024 * 1024  # the plugin's environment takes about half of it
 
 
@@ -158,7 +160,24 @@ def database_checks(ctx: Context) -> list[Check]:
     if failed:
         found.append(Check("queue", WARNING, f"{failed} event(s) failed after {ctx.values['max_attempts']} attempts",
                            "`claude-mem queue --status failed` shows why; `claude-mem queue retry --all` retries them"))
-    return found + [_backups_check(ctx)] + _recovery_checks(ctx.data_dir)
+    return found + _caught_late_checks(report.caught_late) + [_backups_check(ctx)] + _recovery_checks(ctx.data_dir)
+
+
+def _caught_late_checks(caught: dict[str, Any]) -> list[Check]:
+    """Secrets the worker's second redaction pass caught: the hooks' first pass has a gap — a warning
+    while the latest catch is recent, information after."""
+    count = caught.get("secrets_caught_late") or 0
+    if not count:
+        return []
+    latest = caught["latest"][0] if caught.get("latest") else {}
+    when = str(latest.get("at") or "")
+    detail = (f"the worker redacted {count} row(s) holding a secret the hooks missed (latest {when or 'unknown'}:"
+              f" {latest.get('row', '?')} {latest.get('id', '?')}); the stored rows are redacted now")
+    if when and when >= iso(time.time() - CAUGHT_LATE_RECENT_DAYS * 86400):
+        return [Check("redaction", WARNING, detail, "the hooks' first pass has a gap: make sure the plugin runs this"
+                      " claude-mem version; if it does, report the kind of value (never the value) that slipped"
+                      " through")]
+    return [Check("redaction", INFO, detail)]
 
 
 def newest_good_backup(data_dir: str) -> str | None:

@@ -3,6 +3,7 @@
 from typing import Any
 
 import click
+from rich.console import Console
 from rich.table import Table
 
 from claude_mem import settings
@@ -35,8 +36,8 @@ def status_report() -> dict[str, Any]:
     observer = observer_report(directory)
     observer["selected"] = selected_observer(worker, directory)
     return {"store": stats.store_report(directory), "capture": capture_report(directory),
-            "observer": observer, "worker": worker, "environment": environment_report(directory),
-            "warnings": settings.problems(directory)}
+            "privacy": stats.privacy_report(directory), "observer": observer, "worker": worker,
+            "environment": environment_report(directory), "warnings": settings.problems(directory)}
 
 
 @cli.command()
@@ -45,8 +46,10 @@ def status(as_json: bool) -> None:
     """Show where the data lives and what the store holds.
 
     Reports the data dir, database size, and counts of sessions, prompts, queued events by
-    status, observations and summaries; the observer (as the running worker reports it, else what
-    the settings would give) and the worker; and every refused setting. Never creates anything.
+    status, observations and summaries; secrets caught late (rows the worker's second redaction
+    pass had to redact after the hooks missed them); the observer (as the running worker reports
+    it, else what the settings would give) and the worker; and every refused setting. Never
+    creates anything.
     """
     report = status_report()
     if as_json:
@@ -73,6 +76,7 @@ def status(as_json: bool) -> None:
     table.add_row("observations", str(counts["observations"]))
     table.add_row("summaries", str(counts["summaries"]))
     out.print(table)
+    _print_caught_late(out, report["privacy"])
     for warning in report["warnings"]:
         out.print(f"warning: {warning}", markup=False, style="yellow")
     capture = report["capture"]
@@ -99,6 +103,18 @@ def status(as_json: bool) -> None:
     if plugin_env["shown"]:
         out.print(f"plugin environment: {plugin_env['line']}", markup=False,
                   style="red" if plugin_env["state"] == "failed" else None)
+
+
+def _print_caught_late(out: Console, privacy: dict[str, Any]) -> None:
+    count = privacy["secrets_caught_late"]
+    if not count:
+        return
+    out.print(f"secrets caught late: {count} (row(s) the worker redacted after the hooks missed a secret)",
+              markup=False, style="yellow")
+    if privacy["latest"]:
+        latest = privacy["latest"][0]
+        detail = f", {latest['detail']}" if latest["detail"] else ""
+        out.print(f"  latest {latest['at']}: {latest['row']} {latest['id']}{detail}", markup=False)
 
 
 @cli.command()

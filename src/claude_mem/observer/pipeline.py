@@ -1,4 +1,5 @@
-"""The observer pipeline: claim a batch → prompt → reply → parse → store, in `lanes` parallel loops.
+"""The observer pipeline: claim a batch → clean it once more → prompt → reply → parse → store, in
+`lanes` parallel loops.
 
 All SQLite work runs on one dedicated thread (the connection is not shared with the event loop),
 so a busy database never stalls the worker's HTTP side. Provider errors are handled by kind:
@@ -38,7 +39,7 @@ from claude_mem.observer.provider import (
     SessionInfo,
     TurnEnd,
 )
-from claude_mem.store import integrity, queue, results
+from claude_mem.store import caught_late, integrity, queue, results
 from claude_mem.store.models import Batch, PendingEvent
 
 log = logging.getLogger("claude_mem.observer")
@@ -136,7 +137,9 @@ class Pipeline:
             return False
         self.in_flight[batch.session_id] = batch
         try:
-            await self._process(batch)
+            # The hooks redacted with the rules of their day: what this second pass catches is
+            # redacted in the stored rows too (and counted) before the observer is shown anything.
+            await self._process(await self.db(caught_late.clean_batch, batch))
         except asyncio.CancelledError:
             await asyncio.shield(self.db(queue.release_batch, batch))
             raise

@@ -103,10 +103,15 @@ def clean_batch(conn: sqlite3.Connection, batch: Batch) -> Batch:
     return dataclasses.replace(batch, events=tuple(events))
 
 
+def nothing_caught() -> dict[str, object]:
+    """The report of a store where nothing was caught late (or that does not exist yet)."""
+    return {"secrets_caught_late": 0, "latest": []}
+
+
 def report(conn: sqlite3.Connection) -> dict[str, object]:
-    """{secrets_caught_late, latest: [{at, row, id, detail}, …] newest first}; zero on a database
+    """{secrets_caught_late, latest: [{at, row, id, detail}, …] newest first}; nothing on a database
     whose schema predates the count."""
-    found: dict[str, object] = {"secrets_caught_late": 0, "latest": []}
+    found = nothing_caught()
     if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'late_catches'").fetchone() is None:
         return found
     row = conn.execute("SELECT value FROM counters WHERE name = 'secrets_caught_late'").fetchone()

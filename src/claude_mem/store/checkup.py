@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from claude_mem.store import integrity, queue
+from claude_mem.store import caught_late, integrity, queue
 from claude_mem.store.migrations import SCHEMA_VERSION
 
 # Above this size the indexes are not copied into memory to be checked.
@@ -33,6 +33,7 @@ class DatabaseReport:
     broken_indexes: list[str] = field(default_factory=list)
     indexes_checked: bool = False
     queue: dict[str, int] = field(default_factory=dict)
+    caught_late: dict[str, object] = field(default_factory=caught_late.nothing_caught)
 
 
 def open_untouched(path: str) -> sqlite3.Connection:
@@ -46,7 +47,8 @@ def open_untouched(path: str) -> sqlite3.Connection:
 
 
 def inspect_database(path: str, fts_limit: int = FTS_CHECK_MAX_BYTES) -> DatabaseReport:
-    """quick_check, schema version, the full-text indexes and the queue counts, without writing."""
+    """quick_check, schema version, the full-text indexes, the queue counts and the secrets caught
+    late, without writing."""
     if not os.path.exists(path):
         return DatabaseReport(path, exists=False)
     report = DatabaseReport(path, exists=True, size=os.path.getsize(path))
@@ -66,6 +68,7 @@ def inspect_database(path: str, fts_limit: int = FTS_CHECK_MAX_BYTES) -> Databas
             report.problem = "not a claude-mem database (no pending_events table)"
             return report
         report.queue = queue.queue_counts(conn)
+        report.caught_late = caught_late.report(conn)
         if report.size <= fts_limit:
             report.broken_indexes = _broken_indexes_of_copy(conn, tables)
             report.indexes_checked = True

@@ -4,7 +4,7 @@ import os
 import sqlite3
 
 from claude_mem.domain import EVENT_STATUSES
-from claude_mem.store import db
+from claude_mem.store import caught_late, db
 from claude_mem.store.queue import queue_counts
 
 
@@ -62,6 +62,17 @@ def store_report(data_dir: str) -> dict[str, object]:
     finally:
         conn.close()
     return report
+
+
+def privacy_report(data_dir: str) -> dict[str, object]:
+    """What the worker's second redaction pass caught (`caught_late.report`), without creating anything."""
+    conn = db.connect_readonly(db.db_path(data_dir))
+    if conn is None:
+        return caught_late.nothing_caught()
+    try:
+        return caught_late.report(conn)
+    finally:
+        conn.close()
 
 
 def status_counts(conn: sqlite3.Connection, project: str) -> tuple[int, int, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from claude_mem import privacy, settings
-from claude_mem.store import stats
+from claude_mem.store import caught_late, stats
 from claude_mem.worker.context import WorkerContext
 
 
@@ -27,20 +27,21 @@ async def provider_health(ctx: WorkerContext) -> dict[str, object]:
     return {"name": name, "ok": False, "reason": "no observer service is running in this worker"}
 
 
-def queue_counts(ctx: WorkerContext) -> dict[str, int]:
+def store_figures(ctx: WorkerContext) -> tuple[dict[str, int], dict[str, object]]:
+    """The queue counts, and what the second redaction pass caught (`store.caught_late`)."""
     conn = ctx.connect()
     try:
-        return stats.queue_counts(conn)
+        return stats.queue_counts(conn), caught_late.report(conn)
     finally:
         conn.close()
 
 
 async def health_report(ctx: WorkerContext) -> dict[str, object]:
     try:
-        queue: dict[str, int] | None = await asyncio.to_thread(queue_counts, ctx)
+        queue, caught = await asyncio.to_thread(store_figures, ctx)
         database_error = None
     except Exception as exc:
-        queue, database_error = None, f"{type(exc).__name__}: {exc}"
+        queue, caught, database_error = None, None, f"{type(exc).__name__}: {exc}"
     problems = dict(ctx.service_errors)
     if database_error:
         problems["database"] = database_error
@@ -57,6 +58,7 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
         "uptime": round(ctx.uptime, 3),
         "provider": await provider_health(ctx),
         "queue": queue,
+        "privacy": caught,  # {secrets_caught_late, latest}: rows redacted after the hooks missed a secret
         "problems": problems,
         "store": store,  # repairs made since the worker started (restored backup, rebuilt index)
         "vectors": await asyncio.to_thread(ctx.vector_status) if ctx.vector_status else None,
