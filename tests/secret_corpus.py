@@ -7,23 +7,15 @@ pieces, so the repository itself never trips a secret scanner. `SECRETS` holds
 
 import base64
 import json
-import random
 import string
 import uuid
 
+from bench.privacy.draw import ALNUM, B64, HEX, LOWER_DIGITS, UPPER_DIGITS, URLSAFE, Draw  # noqa: F401 - B64, HEX: for tests
 from bench.privacy.placements import PLACEMENTS  # noqa: F401 - one definition, shared with the bench
 
-_rng = random.Random(20261123)
-UPPER_DIGITS = string.ascii_uppercase + string.digits
-LOWER_DIGITS = string.ascii_lowercase + string.digits
-ALNUM = string.ascii_letters + string.digits
-URLSAFE = ALNUM + "-_"
-B64 = ALNUM + "+/"
-HEX = "0123456789abcdef"
-
-
-def rnd(alphabet: str, length: int) -> str:
-    return "".join(_rng.choice(alphabet) for _ in range(length))
+_draw = Draw(20261123)
+_rng = _draw.rng
+rnd = _draw.rnd
 
 
 def mixed(length: int, alphabet: str = ALNUM) -> str:

@@ -10,12 +10,10 @@ Random parts (hashes, ids) come from a seeded RNG. Run `python -m bench.privacy.
 counts per kind and a self-check.
 """
 
-import base64
 import json
-import random
-import string
-import uuid
 from typing import NamedTuple
+
+from bench.privacy.draw import ALNUM, B64, BASE32_LOWER, BASE58, BECH32, CROCKFORD, DIGITS, HEX, URLSAFE, Draw, b64, begin, end
 
 
 class Lookalike(NamedTuple):
@@ -23,36 +21,17 @@ class Lookalike(NamedTuple):
     text: str
 
 
-_rng = random.Random(20261208)
-DIGITS = string.digits
-ALNUM = string.ascii_letters + string.digits
-URLSAFE = ALNUM + "-_"
-B64 = ALNUM + "+/"
-HEX = "0123456789abcdef"
-BASE32_LOWER = "abcdefghijklmnopqrstuvwxyz234567"
-BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_draw = Draw(20261208)
+_rng = _draw.rng
+rnd, uid, raw = _draw.rnd, _draw.uid, _draw.raw
 
-
-def rnd(alphabet: str, length: int) -> str:
-    return "".join(_rng.choice(alphabet) for _ in range(length))
 
 
 def sha(n: int = 40) -> str:
     return rnd(HEX, n)
 
 
-def uid() -> str:
-    return str(uuid.UUID(int=_rng.getrandbits(128), version=4))
 
-
-def raw(length: int) -> bytes:
-    return bytes(_rng.getrandbits(8) for _ in range(length))
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
 
 
 def sri(algo: str = "sha512") -> str:
@@ -60,12 +39,6 @@ def sri(algo: str = "sha512") -> str:
     return f"{algo}-" + b64(raw(size))
 
 
-def begin(label: str) -> str:
-    return "-----" + "BEGIN " + label + "-----"
-
-
-def end(label: str) -> str:
-    return "-----" + "END " + label + "-----"
 
 
 def wrap(text: str, width: int = 64) -> str:

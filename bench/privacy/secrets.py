@@ -15,10 +15,26 @@ Run `python -m bench.privacy.secrets` for counts per family and a self-check.
 
 import base64
 import json
-import random
 import string
-import uuid
 from typing import NamedTuple
+
+from bench.privacy.draw import (
+    ALNUM,
+    B64,
+    BASE32,
+    BASE32_LOWER,
+    BASE58,
+    DIGITS,
+    HEX,
+    LOWER_DIGITS,
+    UPPER_DIGITS,
+    UPPER_HEX,
+    URLSAFE,
+    Draw,
+    b64,
+    begin,
+    end,
+)
 
 
 class Secret(NamedTuple):
@@ -28,23 +44,11 @@ class Secret(NamedTuple):
     secret: str
 
 
-_rng = random.Random(20261207)
-DIGITS = string.digits
-UPPER_DIGITS = string.ascii_uppercase + string.digits
-LOWER_DIGITS = string.ascii_lowercase + string.digits
-ALNUM = string.ascii_letters + string.digits
-URLSAFE = ALNUM + "-_"
-B64 = ALNUM + "+/"
-HEX = "0123456789abcdef"
-UPPER_HEX = "0123456789ABCDEF"
-BASE32_LOWER = "abcdefghijklmnopqrstuvwxyz234567"
-BASE32 = BASE32_LOWER.upper()
-BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_draw = Draw(20261207)
+_rng = _draw.rng
+rnd, uid, raw = _draw.rnd, _draw.uid, _draw.raw
 PUNCT_PW = ALNUM + "!#%*-_.^"
 
-
-def rnd(alphabet: str, length: int) -> str:
-    return "".join(_rng.choice(alphabet) for _ in range(length))
 
 
 def mixed(length: int, alphabet: str = ALNUM) -> str:
@@ -65,28 +69,13 @@ def hexs(length: int) -> str:
     return mixed(length, HEX)
 
 
-def uid() -> str:
-    return str(uuid.UUID(int=_rng.getrandbits(128), version=4))
-
-
-def b64(data: bytes | str) -> str:
-    return base64.b64encode(data.encode() if isinstance(data, str) else data).decode()
 
 
 def urlb64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
-def raw(length: int) -> bytes:
-    return bytes(_rng.getrandbits(8) for _ in range(length))
 
-
-def begin(label: str) -> str:
-    return "-----" + "BEGIN " + label + "-----"
-
-
-def end(label: str) -> str:
-    return "-----" + "END " + label + "-----"
 
 
 def wrap(text: str, width: int = 64) -> list[str]:

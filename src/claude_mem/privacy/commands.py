@@ -137,6 +137,10 @@ def _flag_patterns(flags: tuple[tuple[str, str], ...]) -> list[str]:
 _PATTERNS: list[tuple[tuple[str, ...], list[str]]] = [(programs, _flag_patterns(flags)) for programs, flags in _FLAGS]
 _WORD = r"[a-z0-9_.+\-]+"
 _PROGRAMS = frozenset(program for programs, _flags in _FLAGS for program in programs)
+# The positional rules' literals that are single words: looked up in the document's words, not scanned for.
+_WORD_LITERALS = frozenset(literal for literals, _pattern in _POSITIONAL for literal in literals
+                           if literal.isalnum() or literal.replace("-", "").replace("_", "").isalnum())
+_KNOWN_WORDS = _PROGRAMS | _WORD_LITERALS
 
 
 def _value_span(match: "re.Match[str]", doc_offset: int) -> "tuple[int, int] | None":
@@ -177,7 +181,7 @@ def command_spans(doc: str, lower: str) -> list[Span]:
     """Passwords given to programs on their command lines."""
     spans: list[Span] = []
     marker = "[REDACTED:password-flag]"
-    words = _PROGRAMS.intersection(regex(_WORD).findall(lower)) if len(lower) > 2000 else None
+    words = _KNOWN_WORDS.intersection(regex(_WORD).findall(lower)) if len(lower) > 2000 else None
     for programs, flag_patterns in _PATTERNS:
         for program in programs:
             if not (program in words if words is not None else program in lower):
@@ -189,7 +193,8 @@ def command_spans(doc: str, lower: str) -> list[Span]:
                         if span is not None:
                             spans.append((*span, marker))
     for literals, pattern in _POSITIONAL:
-        if any(literal in lower for literal in literals):
+        if any(literal in words if words is not None and literal in _WORD_LITERALS else literal in lower
+               for literal in literals):
             for match in regex(pattern).finditer(doc):
                 span = _value_span(match, 0)
                 if span is not None:

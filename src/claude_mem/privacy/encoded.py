@@ -74,6 +74,8 @@ def encoded_spans(doc: str, find: Callable[[str], list[Span]]) -> list[Span]:
     spans: list[Span] = []
     regions = []
     for match in regex(_BASE64_RUN).finditer(doc):
+        if not set(match.group(0)[0::4]) <= _TEXT_LEAD:  # most runs (identifiers, binary data) end here
+            continue
         text = _decoded(match.group(0))
         if text is not None:
             regions.append((match.start(), match.end(), text))

@@ -101,7 +101,7 @@ def _bodies(doc: str) -> list[Span]:
     """Key bodies with no armour, with the base64 lines that follow them."""
     spans: list[Span] = []
     found = list(regex(_OPENSSH_BODY).finditer(doc)) if "b3BlbnNzaC1rZXktdjE" in doc else []
-    if "MI" in doc or "MHc" in doc or "MC4" in doc:
+    if any(start in doc for start in ("MII", "MIG", "MHc", "MC4")):
         found += [m for m in regex(_DER_CANDIDATE).finditer(doc) if _private_der(m.group(0))]
     for match in found:
         spans.append((match.start(), _key_lines(doc, match.end(), forward=True)[0], MARKER))
