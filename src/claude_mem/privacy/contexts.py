@@ -9,7 +9,7 @@
 """
 
 from .names import LOWER_HINTS, hidden, public_name, random_looking, secret_name, secret_value, weak_secret_name
-from .shapes import DOTTED, line_before, password_like, random_run, regex
+from .shapes import DOTTED, line_before, password_like, random_run, regex, wordy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `re` is imported lazily (see shapes.regex)
@@ -50,7 +50,7 @@ _CONTEXT_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
 _WORD_START = frozenset(("authorization", "cookie", "netrc", "npm-auth", "password-flag"))
 # After a secret-looking name: `= value`, `: value`, `=> value`, `:= value` (a call is code, not a value).
 _ASSIGNED = (
-    r"""[ \t]*(?:=>|:=|[=:])[ \t]*(?:\n[+ \t]*string\(\d+\)[ \t]*)?"""
+    r"""[ \t]*(?:=>|:=|[=:])[ \t]*(?:\n[+ \t]*string\(\d+\)[ \t]*|[|>][-+]?[ \t]*\n[+ \t]*)?"""
     r"""(?:[bBuUrR]{1,2}(?=["']))?(?:\\?"(?P<dq>[^"\n]{0,1000})\\?"|\\?'(?P<sq>[^'\n]{0,1000})\\?'"""
     r"""|(?P<s>[^\s"'`,;&|()}\]\\<>]{1,1000})(?P<call>\()?)"""
 )
@@ -98,6 +98,33 @@ def context_spans(doc: str, lower: str) -> list[Span]:
             elif secret_value(value):
                 spans.append((span[0], span[1], marker))
     return spans
+
+
+def _code(doc: str, name: str, value: str, end: int, colon: bool) -> bool:
+    """Is an unquoted value an expression rather than a literal? A call, subscript or attribute
+    (`Optional[str]`, `self.opts["password"]`), a list or dict, the variable passed on
+    (`token=token`, `aws_session_token=aws_session_token or …`), or an identifier made of words used
+    elsewhere in the text too (`token: TokenOpt = None`, `password = origStr`)."""
+    if doc[end:end + 1] in ("[", "(", ".") or "[" in value or value[:1] == "{":
+        return True
+    if regex(r"[ \t]+(?:[-+*/%|&^]|or|and|if|else|for|in)[ \t]").match(doc, end):
+        return True  # an operator: `userpass = username + b":"`
+    if colon and value.isalpha() and regex(r"[ \t]+[a-z]+[ \t]+[a-z]+\b").match(doc, end):
+        return True  # the words of a sentence: `add_special_tokens: Whether to add them`
+    bare = name.lstrip("-").lower()
+    if value.lower() == bare or value.lower().endswith(bare) or bare.endswith(value.lower()):
+        return True
+    return wordy(value) and not any(c.isdigit() for c in value) and (
+        "_" in value or any(a.islower() and b.isupper() for a, b in zip(value, value[1:]))) and doc.count(value) >= 2
+
+
+def _prose(doc: str, start: int) -> bool:
+    """Does a word and a space stand right before the name (`Second pass: assemble`, `the token:`)?"""
+    return regex(r"[A-Za-z]{2,} \Z").search(line_before(doc, start, 40)) is not None
+
+
+def _chosen_or_random(value: str) -> bool:
+    return password_like(value) or random_looking(value)
 
 
 def named_spans(doc: str, lower: str) -> list[Span]:
@@ -155,6 +182,9 @@ def named_spans(doc: str, lower: str) -> list[Span]:
                 continue
             found, value = fallback.span(1), fallback.group(1)
         if value.startswith("-") or doc[max(0, start - 7):start].lower().endswith("public "):
+            continue
+        colon = ":" in doc[match.start():found[0]] and "=" not in doc[match.start():found[0]]
+        if match.group("s") and _code(doc, name, value, found[1], colon) or _prose(doc, start) and not _chosen_or_random(value):
             continue
         if hidden(name, value):
             spans.append((found[0], found[1], marker))

@@ -8,7 +8,7 @@ when it looks random. A last word that makes the name *about* a secret (`PASSWOR
 `TOKEN_URL`, `MAX_TOKENS`) says nothing.
 """
 
-from .shapes import DOTTED, entropy, is_uuid, password_like, random_run, regex, wordy
+from .shapes import DOTTED, entropy, is_hex, is_uuid, password_like, random_run, regex, wordy
 
 # Fragments one of which a secret name must contain, upper-cased (prefilter for names).
 NAME_HINTS = ("SECRET", "PASS", "PWD", "TOKEN", "KEY", "CREDENTIAL", "AUTH", "SIG", "COOKIE", "SESSION", "SALT",
@@ -41,7 +41,10 @@ _WEAK_WORDS = frozenset(("AUTH", "SIG", "COOKIE", "SESSION", "SESSIONID", "SID",
 _NOT_SECRET_VALUES = frozenset(("true", "false", "none", "null", "nil", "yes", "no", "changeme", "redacted",
                                 "undefined", "required", "optional", "string", "password", "secret", "token", "bearer",
                                 "basic", "digest", "example", "placeholder", "dummy", "sample", "default", "hidden",
-                                "masked", "unset", "empty", "notset", "todo", "fixme", "insecure", "mysecret"))
+                                "masked", "unset", "empty", "notset", "todo", "fixme", "insecure", "mysecret",
+                                "passwd", "mypassword", "yourpassword", "boolean", "bool", "str", "string", "int",
+                                "integer", "float", "number", "bytes", "object", "dict", "list", "array", "any",
+                                "optional", "nullable", "secretstr", "secretbytes"))
 # Words that make a value a placeholder: `your-api-key-here`, `<replace-me>`, `change_me_please`.
 _PLACEHOLDER_WORDS = frozenset(("your", "here", "change", "changeme", "replace", "example", "placeholder", "dummy",
                                 "sample", "insert", "enter", "put", "goes", "todo", "fixme", "fake", "redacted", "xxx",
@@ -98,7 +101,7 @@ def secret_name(name: str) -> bool:
 def _strength(name: str) -> int:
     """2: a secret word names it (`password`, `token`); 1: a qualified `key` (`api_key`, `LicenseKey`),
     whose value must also look like a credential (a `redis_key` holds `user:42:profile`); 0: neither."""
-    parts = _hinted(name)
+    parts = _hinted(name.rsplit(".", 1)[-1] if "." in name.strip(".") else name)  # `token.markup` is about a token
     if parts and parts[-2:] == ["SECRET", "ID"]:
         return 2  # Vault's `secret_id`, Consul's `SecretID`: the id is the credential
     if not parts or parts[-1] in _ABOUT_WORDS or _DESCRIBING_WORDS.intersection(parts):
@@ -141,6 +144,8 @@ def placeholder(value: str) -> bool:
     bare = value.strip().strip("\"'")
     if bare.startswith(("$", "%", "<", "[REDACTED", "{{", "${", "#{", "process.env", "os.environ", "env(", "ENV[")):
         return True
+    if bare[:1] == "#" and 3 <= len(bare) - 1 <= 8 and is_hex(bare[1:]):
+        return True  # a colour
     if "[REDACT" in bare or set(bare) <= {"*", "x", "X", ".", "-", "_", "•", "?", "#", "0"} or "..." in bare or "…" in bare:
         return True
     words = [word for word in regex(r"[_\-\s.]+").split(bare.lower()) if word]

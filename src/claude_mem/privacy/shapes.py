@@ -85,7 +85,10 @@ def wordy(text: str) -> bool:
     if not runs:
         return False
     letters = [run for run in runs if run.isalpha()]
-    return bool(letters) and sum(len(run) for run in letters) / len(letters) >= 4.5
+    if not letters or sum(len(run) for run in letters) / len(letters) < 4:
+        return False
+    joined = "".join(letters).lower()  # words have vowels; random letters (base32, base58) have few
+    return sum(joined.count(vowel) for vowel in "aeiouy") >= 0.3 * len(joined)
 
 
 def random_run(text: str, min_length: int = 20, hex_ok: bool = False, hex_min: int = 32) -> bool:
@@ -110,7 +113,7 @@ def random_run(text: str, min_length: int = 20, hex_ok: bool = False, hex_min: i
     classes = sum((any(c.islower() for c in alnum), any(c.isupper() for c in alnum), digits > 0))
     if classes < 2 or digits == len(alnum):
         return False
-    if wordy(core) and _switches(core) < 0.35:
+    if wordy(core):
         return False
     return _switches(core) >= 0.3 and entropy(core) >= (3.2 if len(core) < 24 else 3.6)
 

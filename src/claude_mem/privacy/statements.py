@@ -174,7 +174,7 @@ def output_spans(doc: str) -> list[Span]:
             continue
         command = before.startswith(("$ ", "> ", "PS "))
         label = before.endswith(":") and not regex(_CODE_LINE).search(before) and not regex(r"\w\(").search(value)
-        if command or label or not regex(r"[()\[\]{}<>;,@]|\A[\w.\-]+[=:]").search(value) and (
+        if command or label or not regex(r"[()\[\]{}<>;,@/]|\A[\w.\-]+[=:]").search(value) and (
                 random_run(value, 12, hex_ok=True, hex_min=16) or is_uuid(value) or _chosen(value)):
             spans.append((*match.span("s"), MARKER))
     return spans
