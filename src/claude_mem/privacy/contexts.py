@@ -85,6 +85,8 @@ def context_spans(doc: str, lower: str) -> list[Span]:
                 continue  # not alone at the start of its line
             span = _group_span(match) or match.span()
             value = doc[span[0]:span[1]]
+            if family in ("authorization", "npm-auth", "netrc") and regex(r"[(\[]|\A\w+_\w").search(value):
+                continue  # code: `authorization: Optional[str]`, `_auth = Auth(config)`, `password\n  login_i = 0`
             if family == "url":
                 if match.group("s") is None:  # no password: a random-looking user alone is a token
                     span, value = match.span("user"), match.group("user")
@@ -181,7 +183,7 @@ def named_spans(doc: str, lower: str) -> list[Span]:
             if fallback is None:
                 continue
             found, value = fallback.span(1), fallback.group(1)
-        if value.startswith("-") or doc[max(0, start - 7):start].lower().endswith("public "):
+        if value.strip().startswith("-") or doc[max(0, start - 7):start].lower().endswith("public "):
             continue
         colon = ":" in doc[match.start():found[0]] and "=" not in doc[match.start():found[0]]
         if match.group("s") and _code(doc, name, value, found[1], colon) or _prose(doc, start) and not _chosen_or_random(value):

@@ -156,7 +156,7 @@ def placeholder(value: str) -> bool:
 def secret_value(value: str, min_length: int = 6) -> bool:
     """Is an assigned value worth hiding (not empty, a number, a flag, a placeholder or a reference)?"""
     bare = value.strip().strip("\"'")
-    if len(bare) < min_length or bare.isdigit() or bare.lower() in _NOT_SECRET_VALUES:
+    if len(bare) < min_length or bare.isdigit() or bare.lower().rstrip(":") in _NOT_SECRET_VALUES:
         return False
     return not placeholder(bare)
 
@@ -197,6 +197,7 @@ def hidden(name: str, value: str) -> bool:
         return False  # an i18n key and its sentence: "settings.tokens.empty" = "You have no tokens."
     if strength == 2:
         return secret_value(value) and not (name.upper().endswith("PWD") and value.lstrip("\"'")[:1] in "/~.")
-    if strength == 1:
-        return secret_value(bare, 8) and (random_looking(bare) or password_like(bare) and not any(c in bare for c in " /:"))
+    if strength == 1:  # a `key` holds dict keys, cache keys and paths as often as credentials
+        chosen = password_like(bare) and any(c.isdigit() for c in bare) and not wordy(bare)
+        return secret_value(bare, 8) and (random_looking(bare) or chosen and not any(c in bare for c in " /:"))
     return weak_secret_name(name) and random_looking(value)

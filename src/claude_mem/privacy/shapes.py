@@ -85,10 +85,13 @@ def wordy(text: str) -> bool:
     if not runs:
         return False
     letters = [run for run in runs if run.isalpha()]
-    if not letters or sum(len(run) for run in letters) / len(letters) < 4:
+    if not letters or sum(len(run) for run in letters) / len(letters) < 3.5:
         return False
-    joined = "".join(letters).lower()  # words have vowels; random letters (base32, base58) have few
-    return sum(joined.count(vowel) for vowel in "aeiouy") >= 0.3 * len(joined)
+    # Words have vowels and short consonant clusters; random letters (base32, base58) have neither.
+    joined = "".join(letters).lower()
+    if sum(joined.count(vowel) for vowel in "aeiou") < 0.25 * len(joined):
+        return False
+    return max((len(cluster) for run in letters for cluster in regex(r"[^aeiouy]+").findall(run.lower())), default=0) <= 4
 
 
 def random_run(text: str, min_length: int = 20, hex_ok: bool = False, hex_min: int = 32) -> bool:

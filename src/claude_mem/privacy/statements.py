@@ -93,8 +93,9 @@ def sql_spans(doc: str, lower: str) -> list[Span]:
     spans = []
     for match in _anchored(doc, lower, _SQL):
         span = _group(match)
-        if span is not None and _credential(doc[span[0]:span[1]]):
-            spans.append((*span, MARKER))
+        value = doc[span[0]:span[1]] if span is not None else ""
+        if span is not None and _credential(value) and (match.group("s") is None or _chosen(value) or random_run(value, 12)):
+            spans.append((*span, MARKER))  # unquoted, only what looks like a password: not `identified by full_name`
     return spans
 
 
@@ -173,7 +174,7 @@ def output_spans(doc: str) -> list[Span]:
         if sum(c.isalnum() for c in value) < len(value) / 2:
             continue
         command = before.startswith(("$ ", "> ", "PS "))
-        label = before.endswith(":") and not regex(_CODE_LINE).search(before) and not regex(r"\w\(").search(value)
+        label = before.endswith(":") and not regex(_CODE_LINE).search(before) and not regex(r"\w\(|[\"'(\[{|]").search(value)
         if command or label or not regex(r"[()\[\]{}<>;,@/]|\A[\w.\-]+[=:]").search(value) and (
                 random_run(value, 12, hex_ok=True, hex_min=16) or is_uuid(value) or _chosen(value)):
             spans.append((*match.span("s"), MARKER))
