@@ -149,6 +149,10 @@ def privacy_rows(privacy: dict | None) -> list[tuple[str, str, str, bool | None]
         if kept:
             found.append((f"look-alikes kept verbatim, {label}", f"{kept['kept']}/{kept['total']} = {kept['ratio']}",
                           f"≥ {targets['lookalikes_kept']}", kept["ratio"] >= targets["lookalikes_kept"]))
+    real = privacy.get("real_files")
+    if real:
+        found.append((f"real files of installed packages ({real['files']} files, {real['chars']:,} chars): spans found",
+                      f"{real['spans']} = {real['spans_per_mb']} per MB (each a false alarm)", "reported", None))
     cost, budget = privacy["cost"], f"≤ {privacy['cost']['budget_ratio']}× bare"
     found.append(("post-tool hook CPU, 100 KB Read (capture + redaction in process "
                   f"{cost['capture_record_cpu_ms']} ms; clean_tree uncut {cost['clean_tree_cpu_ms']} ms)",

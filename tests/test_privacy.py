@@ -137,3 +137,46 @@ def test_hex_digests_pass(digest):
 def test_uuids_pass(value):
     text = f"id={value} and {str(value).upper()}"
     assert privacy.redact(text) == text
+
+
+# Code a session reads, from real packages: names say token or password, values are expressions.
+CODE = [
+    "    token: Optional[str] = None",
+    "    input_audio_tokens: Optional[int] = None",
+    "    password: NotRequired[Optional[str]]",
+    "        token = tokens[idx]",
+    "            proxy_password=self._socks_options[\"password\"],",
+    "    token: TokenOpt = None,\nfrom x import TokenOpt",
+    "        aws_session_token=aws_session_token or self.aws_session_token,",
+    "            userpass = username + b\":\" + password",
+    "            self._auth = BedrockAwsAuth(self._config)",
+    "    authorization: Optional[str]",
+    "        Args:\n            add_special_tokens: Whether to add the special tokens",
+    "    # Second pass: assemble each group",
+    "        token.markup = origStr",
+    '__all__ = ["BetaResponseBrowserMiddleClickToolUseBlock"]',
+    "MLKEM768X25519PrivateKey = rust_openssl.hpke.MLKEM768X25519PrivateKey",
+    'GET_STREAM_KEY = "_GET_stream"',
+    "    A class, for the type identified by full_name.",
+    "Cache restored from key: Linux-node-" + "d5cec956a4223c7392a4411a70b0fd0d2001fe5bc5de4af387adcf9a1bfff8cb",
+    "diff --git a/tests/test_tokens.py b/tests/test_tokens.py\n--- a/tests/test_tokens.py\n+++ b/tests/test_tokens.py",
+]
+
+
+@pytest.mark.parametrize("text", CODE, ids=[f"code-{i}" for i in range(len(CODE))])
+def test_code_that_names_a_secret_is_no_secret(text):
+    assert privacy.redact(text) == text
+
+
+@pytest.mark.parametrize("text", ["https://[REDACTED:github]@github.com/o/r", "smbclient -U 'x%[REDACTED:password-flag]'",
+                                  "VAULT_TOKEN=[REDACT", "curl -u deploy:[REDACTED:password-flag] https://x"])
+def test_redacting_twice_changes_nothing(text):
+    assert privacy.redact(text) == text
+
+
+def test_a_value_nested_deeper_than_python_can_walk_is_kept_as_text_and_redacted():
+    value: object = "password=" + "Qm9" * 6 + "x1"
+    for _ in range(900):
+        value = [value]
+    cleaned = privacy.clean_tree({"deep": value, "stdout": "ok"})
+    assert "Qm9Qm9" not in str(cleaned) and cleaned["stdout"] == "ok"

@@ -284,6 +284,46 @@ def lookalikes_kept(lookalikes: Iterable[str | Sequence[str]]) -> dict[str, Any]
     return {"total": total, "kept": kept, "ratio": round(kept / total, 4) if total else 1.0, "masked": masked}
 
 
+# Packages whose installed files stand in for what a session reads: real code, docs and data that
+# hold no credentials (written by others, for other purposes: the look-alikes nobody chose).
+REAL_PACKAGES = ("anthropic", "openai", "mcp", "starlette", "uvicorn", "rich", "click", "httpx", "pydantic",
+                 "psutil", "hypothesis", "pytest", "mypy", "playwright", "psycopg", "numpy", "tokenizers", "pip")
+REAL_SUFFIXES = (".py", ".pyi", ".json", ".md", ".txt", ".toml", ".yaml", ".yml", ".cfg", ".ini", ".js", ".ts",
+                 ".html", ".rst", ".sh")
+
+
+def real_files(limit: int = 1500, max_chars: int = 50_000) -> dict[str, Any]:
+    """Redact up to `limit` text files of the installed packages (sorted by path, each cut to
+    `max_chars`): every span found there is a false alarm. Returns how many files and characters were
+    read, the spans found, and examples."""
+    from importlib import metadata
+
+    paths: list[str] = []
+    for package in REAL_PACKAGES:
+        try:
+            files = metadata.files(package) or []
+        except metadata.PackageNotFoundError:
+            continue
+        paths += [str(file.locate()) for file in files if str(file).endswith(REAL_SUFFIXES)]
+    paths = sorted(set(paths))
+    step = max(1, len(paths) // limit)
+    read, chars, spans, examples = 0, 0, 0, []
+    for path in paths[::step][:limit]:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read(max_chars)
+        except (OSError, UnicodeDecodeError):
+            continue
+        read, chars = read + 1, chars + len(text)
+        for start, end, marker in privacy.secret_spans(text):
+            spans += 1
+            if len(examples) < 20:
+                examples.append({"file": path.rsplit("site-packages/", 1)[-1], "marker": marker,
+                                 "text": _short(text[max(0, start - 40):end + 10])})
+    return {"files": read, "chars": chars, "spans": spans,
+            "spans_per_mb": round(spans / max(chars, 1) * 1_000_000, 2), "examples": examples}
+
+
 def capture_leaks(secrets: Iterable[Sequence[str]], placements: Iterable[str] | None = None) -> list[tuple[str, str]]:
     """(format, placement) for every secret whose capture record still holds it."""
     names = list(placements or PLACEMENTS)
