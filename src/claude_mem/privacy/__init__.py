@@ -238,13 +238,18 @@ def _bounded(value: object, depth: int = 0) -> object:
     return value
 
 
+def _plain_key(key: str) -> bool:
+    """A short identifier (`tool_name`, `filePath`): no secret and no private span can hide in it."""
+    return len(key) < 20 and key.replace("_", "").replace("-", "").isalnum()
+
+
 def _tree(value: object, find: "Callable[[str], list[Span]]", hide_named: bool) -> object:
     """`value` with the spans `find` sees in its string values (joined in order) removed; each key
     is cleaned on its own (a span straddling fields must not erase the names between)."""
     if _deep(value):
         value = _bounded(value)
     leaves = _edit_leaves(list(_strings(value)), find)
-    return _rebuild(value, iter(leaves), lambda key: _apply(key, find(key)), hide_named)
+    return _rebuild(value, iter(leaves), lambda key: key if _plain_key(key) else _apply(key, find(key)), hide_named)
 
 
 def strip_private_tree(value: object) -> object:

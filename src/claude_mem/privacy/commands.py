@@ -77,7 +77,7 @@ _POSITIONAL = (
      r"(?:\s|^)(?:-u|--user|--proxy-user|-U|-auth|--auth|--basic-auth|(?<=http )-a|(?<=https )-a)[\s=]*[\"']?[^\s:\"'/]+:"
      r"(?P<s>[^\s\"'@/][^\s\"'@]*)"),
     # `<tool> login TOKEN`, `snyk auth TOKEN`, `codecov -t TOKEN`: a token where a command takes one
-    (("login", "auth", "-t "), r"(?:\s(?:login|auth)|\s-t)\s+(?P<s>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}"
+    (("login ", "auth ", " -t "), r"(?:\s(?:login|auth)|\s-t)\s+(?P<s>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}"
                                  r"-[0-9a-fA-F]{12}|[0-9a-fA-F]{32,}|[A-Za-z0-9_\-]{32,})(?=\s|$)"),
     # smbclient -U 'DOMAIN\user%pw', rpcclient, mount.cifs
     (("smbclient", "rpcclient", "cifs", "smbget", "smbcacls", "-u "), r"-U\s*['\"]?[^\s'\"%]+%(?P<s>[^\s'\"]+)"),

@@ -267,7 +267,11 @@ def prose_spans(doc: str, lower: str) -> list[Span]:
     for word in _PROSE_WORDS:
         index = text.find(word)
         while index != -1:
-            found = regex(_PROSE).match(text, index) if _word_start(text, index) else None
+            word_end = index + len(word)
+            while word_end < len(text) and text[word_end].isalpha():
+                word_end += 1
+            found = regex(_PROSE).match(text, index) if _word_start(text, index) and text[word_end:word_end + 1] in (
+                " ", "\t") else None
             index = text.find(word, index + len(word))
             if found is None:
                 continue

@@ -127,6 +127,6 @@ def key_spans(doc: str, lower: str) -> list[Span]:
         spans += _jwk(doc)
     if "keymaterialtype" in lower:
         spans += [(*m.span("s"), MARKER) for m in regex(_TINK_VALUE).finditer(doc)]
-    if "," in doc and any(word in lower for word in _BYTE_WORDS):
+    if "," in doc and any(word in lower for word in _BYTE_WORDS) and any(f"[{d}" in doc or f"[ {d}" in doc for d in "0123456789"):
         spans += [(*m.span("s"), MARKER) for m in regex(_BYTE_LIST).finditer(doc)]
     return spans + _bodies(doc)

@@ -41,6 +41,8 @@ _NAMING_LINE = (r"(?i)(?:password|passwd|passphrase|secret|token|api[ _-]?key|cr
                 r"|initial-password|recovery key)")
 _ALONE = r"(?m)^[ \t>+]*(?P<s>[^\s]{8,200})[ \t]*$"
 _CODE_LINE = r"\A(?:if|elif|else|for|while|def|class|try|except|with|case|switch|catch|finally|async|return)\b|\w\([^)]*\):\Z"
+_PATH_WORDS = ("key", "keys", "token", "tokens", "t", "secret", "secrets", "hook", "hooks", "webhook", "webhooks", "apikey",
+               "api_key", "auth", "bot")
 _PATH_SEGMENT = r"(?i)/(?:keys?|tokens?|t|secrets?|hooks?|webhooks?|apikey|api_key|auth|bot)/(?P<s>[A-Za-z0-9_\-.:]{16,})"
 _KEY_FILE_LINES = (
     # a TOTP setup key in groups of four base32 characters
@@ -56,10 +58,10 @@ _KEY_FILE_LINES = (
     # .NET RSAKeyValue private members
     ("<", r"<(?P<tag>d|p|q|dp|dq|inverseq)>(?P<s>[a-z0-9+/=]{16,})</(?P=tag)>"),
     # echo 'PW' > ~/.vault_pass.txt: a literal written into a file named for a secret
-    ("echo", r"echo\s+(?:-[a-z]+\s+)?" + _ARG + r"\s*>>?\s*\S*(?:pass|secret|token|key|cred)"),
+    ("echo ", r"echo\s+(?:-[a-z]+\s+)?" + _ARG + r"\s*>>?\s*\S*(?:pass|secret|token|key|cred)"),
     ("printf", r"printf\s+" + _ARG + r"\s*>>?\s*\S*(?:pass|secret|token|key|cred)"),
     # `aws configure set aws_secret_access_key VALUE`, `npm config set //host/:_authToken VALUE`
-    ("set", r"set\s+(?:[\w./:\-]*[/:])?(?P<name>[a-z_][\w.\-]*)\s+" + _ARG),
+    ("set ", r"set\s+(?:[\w./:\-]*[/:])?(?P<name>[a-z_][\w.\-]*)\s+" + _ARG),
 )
 
 
@@ -184,7 +186,8 @@ def output_spans(doc: str) -> list[Span]:
 def path_spans(doc: str) -> list[Span]:
     """A URL path segment after one that names a credential: `…/with/key/<key>`, `conda …/t/<token>/`,
     `…/hooks/<id>`."""
-    if "/" not in doc:
+    lower = doc.lower()
+    if not any(f"/{word}/" in lower for word in _PATH_WORDS):
         return []
     spans = []
     for match in regex(_PATH_SEGMENT).finditer(doc):
