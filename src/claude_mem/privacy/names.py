@@ -177,7 +177,7 @@ def random_looking(value: str) -> bool:
     classes = sum((any(c.islower() for c in bare), any(c.isupper() for c in bare), any(c.isdigit() for c in bare)))
     if classes < 2:
         return False
-    return entropy(bare) >= 3.3 and not wordy(bare)
+    return entropy(bare) >= 3.3
 
 
 def _path(value: str) -> bool:
