@@ -44,7 +44,8 @@ __all__ = ["KEY_WINDOW", "REDACTED", "SEPARATOR", "Span", "clean", "clean_tree",
 
 REDACTED = "[REDACTED:{}]"
 _PRIVATE_TAG = r"(?i)<\s*(/?)\s*private\s*>"
-_MARKER = r"\[REDACT(?:ED(?::[a-z0-9\-]*\]?)?)?"  # a marker, or what a cut left of one
+# A marker, or what a cut left of one at the end of a text or before a space (`[REDACT`, `[RED`).
+_MARKER = r"\[REDACTED:[a-z0-9\-]*\]|\[R(?:E(?:D(?:A(?:C(?:T(?:E(?:D(?::[a-z0-9\-]*)?)?)?)?)?)?)?)?(?=\Z|[\s'\"…])"
 
 # -- spans ----------------------------------------------------------------------------------------------
 
@@ -88,7 +89,7 @@ def secret_spans(doc: str) -> list[Span]:
     `https://[REDACTED:github]@host` is not a URL with a password, nor is a marker a cut cut in half."""
     spans = _plain_spans(doc)
     spans += encoded_spans(doc, _plain_spans)
-    if "[REDACT" not in doc:
+    if "[R" not in doc:
         return spans
     markers = [match.span() for match in regex(_MARKER).finditer(doc)]
     return [span for span in spans if not any(start < span[1] and span[0] < end for start, end in markers)]
