@@ -37,6 +37,10 @@ def test_privacy_bench_reports_every_figure():
     assert report["pathological_summary"]["slowest_in_process"]["name"] in pathological.PATHOLOGICAL
     assert isinstance(report["within_targets"], bool)
 
+    real = report["real_files"]
+    assert real["files"] > 50 and real["chars"] > 100_000 and real["spans"] >= 0 and len(real["examples"]) <= 20
+
     table = rows({"privacy": report})
-    assert len(table) == 12 and all(isinstance(within, bool) for _figure, _value, _budget, within in table)
+    assert len(table) == 13
+    assert all(isinstance(within, bool) for figure, _value, _budget, within in table if not figure.startswith("real files"))
     assert any("held-out corpus" in figure and "stored" in value for figure, value, _budget, _within in table)
