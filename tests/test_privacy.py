@@ -180,3 +180,35 @@ def test_a_value_nested_deeper_than_python_can_walk_is_kept_as_text_and_redacted
         value = [value]
     cleaned = privacy.clean_tree({"deep": value, "stdout": "ok"})
     assert "Qm9Qm9" not in str(cleaned) and cleaned["stdout"] == "ok"
+
+
+# Formats written after the held-out corpus passed, to check that its rules generalise (each caught by
+# a rule about a place or a shape, none by a name added for it).
+def _fresh() -> list[tuple[str, str]]:
+    pw, key = mixed(12) + "#x", mixed(24)
+    return [
+        (f'dotnet user-secrets set "Stripe:WebhookSecret" "{key}"', key),
+        (f"az keyvault secret set --vault-name v --name dbpw --value '{pw}'", pw),
+        (f"gcloud secrets create db-pass --data-file=- <<< '{pw}'", pw),
+        (f"The new root password for the staging box is {pw}, please rotate it.", pw),
+        (f"echo '{pw}' | docker secret create db_pw -", pw),
+        (f"jwt.encode(payload, '{pw}', algorithm='HS256')", pw),
+        (f'os.environ["DB_PASSWORD"] = "{pw}"', pw),
+        (f"[Interface]\nPrivateKey = {rnd(B64, 43)}=\nAddress = 10.0.0.1/24", None),
+        (f"security add-generic-password -a me -s svc -w '{pw}'", pw),
+        (f"heroku config:set SESSION_SECRET={rnd(HEX, 32)}", None),
+        (f"Use passphrase: correct-horse-battery-{pw}", pw),
+        (f"mosquitto_pub -h broker -u dev -P '{pw}' -t t -m hi", pw),
+    ]
+
+
+@pytest.mark.parametrize("text,secret", _fresh(), ids=[f"fresh-{i}" for i in range(len(_fresh()))])
+def test_formats_written_after_the_corpus_are_caught(text, secret):
+    cleaned = privacy.redact(text)
+    assert "[REDACTED:" in cleaned
+    if secret:
+        assert secret not in cleaned
+
+
+def test_a_plain_word_piped_to_a_command_is_kept():
+    assert privacy.redact("echo hello | grep token") == "echo hello | grep token"

@@ -98,6 +98,14 @@ _POSITIONAL = (
     # mc alias set NAME URL ACCESS SECRET (MinIO)
     (("alias set", "config host add"), r"\bmc\s+(?:alias\s+set|config\s+host\s+add)\s+\S+\s+\S+\s+\S+\s+(?P<s>[^\s'\"]+)"),
     # aws configure set aws_secret_access_key VALUE (and any `set NAME VALUE` of a secret name: see contexts)
+    # a secret store's command: `az keyvault secret set … --value PW`, `gcloud secrets create … <<< 'PW'`
+    (("secret",), r"(?i)\bsecrets?\b[^\n|;&]*?(?:\s(?:--value|--data|--secret-string|--string|--content|--payload)"
+                  r"(?:\s+|=)|<<<\s*)(?:'(?P<q>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<s>[^\s'\"|;&]+))"),
+    # echo PW | docker secret create …, | vault login -, | gh auth login --with-token: into a command that
+    # takes a secret on stdin
+    (("| ", "|"), r"(?:echo|printf)\s+(?:-[a-z]+\s+)?(?:'(?P<q>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<s>[^\s|'\"]+))\s*\|\s*"
+                  r"(?=[^\n;&|]*\b(?:secrets?|password|passwd|token|credentials?|login)\b)[^\n;&|]*?(?:\s-(?=\s|$)|--stdin"
+                  r"|--with-token|\bcreate\b|\bset\b|\badd\b|\blogin\b)"),
     # passwords fed through a pipe to a program that reads one from stdin
     (("| sudo", "|sudo", "passwd", "--password-stdin", "chpasswd", "--stdin", "-passin stdin", "--passwd-on-stdin"),
      r"(?:echo|printf)\s+(?:-[a-z]+\s+)?(?:'(?P<q>[^'\n]+)'|\"(?P<dq>[^\"\n]+)\"|(?P<s>[^\s|'\"]+))\s*\|\s*"

@@ -239,7 +239,8 @@ _ROW_LAST = r"(?:[ \t]{2,}[^\s|]{1,40}){1,3}[ \t]{2,}(?P<s>[^\s|]{3,1000})[ \t]*
 _ROW_VALUE = r"(?:[ \t]*\|[ \t]*|\t+[ \t]*|[ \t]{2,})(?P<s>[^\s|]{3,1000})[ \t]*(?:\|[^\n]{0,2000})?(?=\r?\n|\Z)"
 _PROSE_WORDS = ("pass", "secret", "token", "api", "pat", "pin")
 _PROSE = (r"(?i)(?:password|passphrase|passwd|passcode|secret|token|api[ _-]?key|pat|pin)\b"
-          r"(?:[ \t]+(?:for|of)[ \t]+(?:the[ \t]+)?[\w.\-]+)?(?:[ \t]+(?:is|was|to|set to|becomes|became|now|of))?"
+          r"(?:[ \t]+(?:for|of|on)[ \t]+(?:the[ \t]+)?(?:[\w.\-]+[ \t]+){0,2}?[\w.\-]+[ \t]+(?:is|was|becomes|now)"
+          r"|(?:[ \t]+(?:is|was|to|set to|becomes|became|now|of))?)"
           r"[ \t]+[\"'`]?(?P<s>[^\s\"'`,;<>()\[\]{}=]{1,200})(?=[\s\"'`,;<>)]|$)")
 _QUERY = r"[?&;](?P<name>[A-Za-z0-9_.\-\[\]]{1,40})=(?P<s>[^&#\s\"'<>]{6,})"
 

@@ -31,9 +31,10 @@ _SQL = (
 )
 # Words in the name of a call (or command) that takes a credential.
 _CALL_WORDS = ("login", "logon", "auth", "credential", "passw", "secret", "token", "apikey", "api_key", "securestring",
-               "signin", "sign_in", "connect", "phrase", "mnemonic", "client", "init", "configure", "adapter")
+               "signin", "sign_in", "connect", "phrase", "mnemonic", "client", "init", "configure", "adapter", "jwt",
+               "hmac", "fernet", "encrypt", "decrypt", "cipher")
 _STRONG_CALL = ("login", "logon", "credential", "passw", "securestring", "signin", "sign_in", "phrase", "mnemonic",
-                "connect")
+                "connect", "jwt", "hmac", "fernet", "encrypt", "decrypt", "cipher")
 _LITERAL = r"""(?<![\w$])(?:'(?P<sq>[^'\n]{6,})'|"(?P<dq>[^"\n]{6,})")"""
 _ELEMENT = r"""<(?P<tag>[\w:\-]+)\s+(?:name|key|id)\s*=\s*["'](?P<name>[^"'\n]+)["'][^>\n]*>(?P<s>[^<\n]+)</(?P=tag)>"""
 # A line alone after a line that names a secret (a printed password, an SMTP `334 Password:` prompt).
@@ -61,7 +62,7 @@ _KEY_FILE_LINES = (
     ("echo ", r"echo\s+(?:-[a-z]+\s+)?" + _ARG + r"\s*>>?\s*\S*(?:pass|secret|token|key|cred)"),
     ("printf", r"printf\s+" + _ARG + r"\s*>>?\s*\S*(?:pass|secret|token|key|cred)"),
     # `aws configure set aws_secret_access_key VALUE`, `npm config set //host/:_authToken VALUE`
-    ("set ", r"set\s+(?:[\w./:\-]*[/:])?(?P<name>[a-z_][\w.\-]*)\s+" + _ARG),
+    ("set ", r"set\s+[\"']?(?:[\w./:\-]*[/:])?(?P<name>[a-z_][\w.\-]*)[\"']?\s+" + _ARG),
 )
 
 
