@@ -30,7 +30,7 @@ from .contexts import context_spans, named_spans, prose_spans, query_spans
 from .encoded import encoded_spans
 from .keys import KEY_WINDOW, key_spans
 from .names import hidden, random_looking, secret_name, secret_value, weak_secret_name
-from .shapes import regex
+from .shapes import REDACTED, Span, regex
 from .statements import statement_spans
 from .tokens import listed_spans, shape_spans
 
@@ -42,14 +42,12 @@ __all__ = ["KEY_WINDOW", "REDACTED", "SEPARATOR", "Span", "clean", "clean_tree",
            "redact", "redact_tree", "secret_name", "secret_spans", "secret_value", "strip_private",
            "strip_private_tree", "weak_secret_name"]
 
-REDACTED = "[REDACTED:{}]"
 _PRIVATE_TAG = r"(?i)<\s*(/?)\s*private\s*>"
 # A marker, or what a cut left of one at the end of a text or before a space (`[REDACT`, `[RED`).
 _MARKER = r"\[REDACTED:[a-z0-9\-]*\]|\[R(?:E(?:D(?:A(?:C(?:T(?:E(?:D(?::[a-z0-9\-]*)?)?)?)?)?)?)?)?(?=\Z|[\s'\"…])"
 
 # -- spans ----------------------------------------------------------------------------------------------
 
-Span = tuple[int, int, str]  # start, end, what replaces it
 
 
 def private_spans(doc: str) -> list[Span]:

@@ -9,14 +9,13 @@ variable (`$PW`, `%PW%`), or a file the program reads the password from.
 """
 
 from .names import placeholder
-from .shapes import regex
+from .shapes import Span, regex, value_group
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `re` is imported lazily (see shapes.regex)
     import re
     from collections.abc import Iterator
 
-Span = tuple[int, int, str]
 
 # How a flag takes its value: "glued" only (`mysql -pPW`: a bare `-p` prompts), "apart" only
 # (`zip -P PW`), or "both". `--long` flags take `=VALUE` and ` VALUE` unless marked "eq".
@@ -152,16 +151,15 @@ _KNOWN_WORDS = _PROGRAMS | _WORD_LITERALS
 
 
 def _value_span(match: "re.Match[str]", doc_offset: int) -> "tuple[int, int] | None":
-    for group in ("g", "sq", "dq", "q", "s"):
-        if group in match.re.groupindex and match.group(group) is not None:
-            start, end = match.span(group)
-            value = match.group(group)
-            if group == "g" and len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
-                start, end, value = start + 1, end - 1, value[1:-1]
-            if not _credential(value):
-                return None
-            return start + doc_offset, end + doc_offset
-    return None
+    group = value_group(match)
+    if group is None:
+        return None
+    (start, end), value = match.span(group), match.group(group)
+    if group == "g" and len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+        start, end, value = start + 1, end - 1, value[1:-1]
+    if not _credential(value):
+        return None
+    return start + doc_offset, end + doc_offset
 
 
 def _credential(value: str) -> bool:

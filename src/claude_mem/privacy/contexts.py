@@ -9,14 +9,12 @@
 """
 
 from .names import LOWER_HINTS, hidden, public_name, random_looking, secret_name, secret_value, weak_secret_name
-from .shapes import DOTTED, line_before, password_like, random_run, regex, wordy
+from .shapes import DOTTED, REDACTED, Span, line_before, password_like, random_run, regex, value_span, word_start, wordy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `re` is imported lazily (see shapes.regex)
-    import re
+    pass
 
-Span = tuple[int, int, str]
-REDACTED = "[REDACTED:{}]"
 
 # Values are bounded (1,000 characters): an unbounded run after every repeated name made redaction quadratic.
 _VALUE = r"""(?:"(?P<dq>[^"\n]{0,1000})"|'(?P<sq>[^'\n]{0,1000})'|(?P<s>[^\s"'`,;&|)}\]\\<>]{1,1000}))"""
@@ -59,17 +57,6 @@ _FLAG_VALUE = r"(?:=|[ \t]+|[\"'],[ \t]*(?=[\"']))" + _VALUE  # `--password X`, 
 _IDENTIFIER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
-def _group_span(match: "re.Match[str]") -> tuple[int, int] | None:
-    for group in ("s", "dq", "sq"):
-        if group in match.re.groupindex and match.group(group) is not None:
-            return match.span(group)
-    return None
-
-
-def _word_start(doc: str, index: int) -> bool:
-    return index == 0 or not (doc[index - 1].isalnum() or doc[index - 1] == "_")
-
-
 def context_spans(doc: str, lower: str) -> list[Span]:
     spans: list[Span] = []
     same_offsets = len(lower) == len(doc)
@@ -79,11 +66,11 @@ def context_spans(doc: str, lower: str) -> list[Span]:
         marker = REDACTED.format(family.removesuffix("-line"))
         text = lower if pattern.startswith("(?i)") and same_offsets else doc
         for match in regex(pattern).finditer(text):
-            if family in _WORD_START and not _word_start(doc, match.start()):
+            if family in _WORD_START and not word_start(doc, match.start()):
                 continue
             if family == "netrc-line" and line_before(doc, match.start()).strip(" \t+-"):
                 continue  # not alone at the start of its line
-            span = _group_span(match) or match.span()
+            span = value_span(match) or match.span()
             value = doc[span[0]:span[1]]
             if family in ("authorization", "npm-auth", "netrc") and regex(r"[(\[]|\A\w+_\w").search(value):
                 continue  # code: `authorization: Optional[str]`, `_auth = Auth(config)`, `password\n  login_i = 0`
@@ -152,7 +139,7 @@ def named_spans(doc: str, lower: str) -> list[Span]:
         name = doc[start:end]
         dashes = len(name) - len(name.lstrip("-"))
         if dashes:  # --password X, -storepass X
-            if dashes > 2 or not _word_start(doc, start):
+            if dashes > 2 or not word_start(doc, start):
                 continue
             match = regex(_FLAG_VALUE).match(doc, end)
             name = name[dashes:]
@@ -174,7 +161,7 @@ def named_spans(doc: str, lower: str) -> list[Span]:
             continue
         if match is None or not (name[:1].isalpha() or name[:1] == "_"):
             continue
-        found = _group_span(match)
+        found = value_span(match)
         if found is None:
             continue
         value = doc[found[0]:found[1]]
@@ -224,7 +211,7 @@ def _sibling(doc: str, start: int, end: int) -> "Span | None":
         if opening != -1:
             candidates = list(regex(_SIBLING).finditer(doc, opening + 1, label.start()))
             after = candidates[-1] if candidates else None
-    span = _group_span(after) if after is not None else None
+    span = value_span(after) if after is not None else None
     if span is None or not hidden(name, doc[span[0]:span[1]]):
         return None
     return (*span, REDACTED.format("secret"))
@@ -271,7 +258,7 @@ def prose_spans(doc: str, lower: str) -> list[Span]:
             word_end = index + len(word)
             while word_end < len(text) and text[word_end].isalpha():
                 word_end += 1
-            found = regex(_PROSE).match(text, index) if _word_start(text, index) and text[word_end:word_end + 1] in (
+            found = regex(_PROSE).match(text, index) if word_start(text, index) and text[word_end:word_end + 1] in (
                 " ", "\t") else None
             index = text.find(word, index + len(word))
             if found is None:

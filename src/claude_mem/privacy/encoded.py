@@ -5,10 +5,9 @@ text and is left alone at once."""
 
 from collections.abc import Callable
 
-from .keys import _key_lines
-from .shapes import regex
+from .keys import key_lines
+from .shapes import Span, regex
 
-Span = tuple[int, int, str]
 MARKER = "[REDACTED:encoded-secret]"
 # A base64 run (a patch line's leading `+` is not part of it).
 _BASE64_RUN = r"(?:(?<![A-Za-z0-9+/=_\-])|(?<=\n\+))[A-Za-z0-9/_\-][A-Za-z0-9+/_\-]{11,}={0,2}"
@@ -84,7 +83,7 @@ def encoded_spans(doc: str, find: Callable[[str], list[Span]]) -> list[Span]:
         for low, high, _marker in find(excerpt):
             for start, end, original, original_end in where:
                 if low < end and start < high:
-                    spans.append((original, _key_lines(doc, original_end, forward=True)[0], MARKER))
+                    spans.append((original, key_lines(doc, original_end, forward=True)[0], MARKER))
     if "%" in doc:
         from urllib.parse import unquote
 

@@ -8,9 +8,7 @@ end with a newline, an escaped one (a key inside a JSON string) or the seam betw
 items.
 """
 
-from .shapes import regex
-
-Span = tuple[int, int, str]
+from .shapes import Span, regex
 
 MARKER = "[REDACTED:private-key]"
 _KEY_BEGIN = r"-{4,5} ?BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
@@ -32,7 +30,7 @@ _BYTE_WORDS = ("keypair", "secret", "private", "seed", "id.json", "signer", "wal
 _JWK_MEMBER = r"[\"'](?:d|p|q|dp|dq|qi|k)[\"']\s*:\s*[\"'](?P<s>[A-Za-z0-9_\-]{16,}={0,2})[\"']"
 
 
-def _key_lines(doc: str, position: int, forward: bool) -> tuple[int, int]:
+def key_lines(doc: str, position: int, forward: bool) -> tuple[int, int]:
     """From `position`, the extent of the key-body lines next to it (forward or backward): (edge, how
     many of them hold 16+ base64 characters)."""
     separator, line = regex(_KEY_SEPARATOR), regex(_KEY_LINE)
@@ -67,7 +65,7 @@ def _blocks(doc: str) -> list[Span]:
         if begin.start() < covered_to:
             continue
         end = next((m for m in ends if begin.end() <= m.start() <= begin.end() + KEY_WINDOW), None)
-        stop = end.end() if end else _key_lines(doc, begin.end(), forward=True)[0]
+        stop = end.end() if end else key_lines(doc, begin.end(), forward=True)[0]
         spans.append((begin.start(), stop, MARKER))
         covered_to = stop
     for end in ends:
@@ -76,7 +74,7 @@ def _blocks(doc: str) -> list[Span]:
         line_start = end.start()
         while line_start and doc[line_start - 1] in "+- \t\"'":  # a patch prefix or quote before END
             line_start -= 1
-        start, solid = _key_lines(doc, line_start, forward=False)
+        start, solid = key_lines(doc, line_start, forward=False)
         if solid:
             spans.append((start, end.end(), MARKER))
     return spans
@@ -104,13 +102,13 @@ def _bodies(doc: str) -> list[Span]:
     if any(start in doc for start in ("MII", "MIG", "MHc", "MC4")):
         found += [m for m in regex(_DER_CANDIDATE).finditer(doc) if _private_der(m.group(0))]
     for match in found:
-        spans.append((match.start(), _key_lines(doc, match.end(), forward=True)[0], MARKER))
+        spans.append((match.start(), key_lines(doc, match.end(), forward=True)[0], MARKER))
     return spans
 
 
 def _putty(doc: str) -> list[Span]:
     """A PuTTY key file's private lines and MAC (`Private-Lines: N` on)."""
-    return [(m.start(), _key_lines(doc, m.end(), forward=True)[0], MARKER) for m in regex(_PPK).finditer(doc)]
+    return [(m.start(), key_lines(doc, m.end(), forward=True)[0], MARKER) for m in regex(_PPK).finditer(doc)]
 
 
 def _jwk(doc: str) -> list[Span]:

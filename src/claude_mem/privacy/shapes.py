@@ -13,6 +13,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # `re` is imported lazily (it costs the hook milliseconds); mypy needs the name
     import re
 
+Span = tuple[int, int, str]  # start, end, what replaces it
+REDACTED = "[REDACTED:{}]"
+# The groups a rule's pattern names its value by: glued to a flag, single-, double- or plain-quoted, bare.
+VALUE_GROUPS = ("g", "sq", "dq", "q", "s")
+
 _compiled: "dict[str, re.Pattern[str]]" = {}
 
 
@@ -33,6 +38,23 @@ DOTTED = r"\A[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+\Z"  # settings.DB_PASSWORD,
 # Words that name a hash right before its value: `sha512-…` (npm integrity), `sha256:…` (image digests),
 # `h1:…` (go.sum), `md5=…`.
 HASH_PREFIX = r"(?i)(?:sha-?(?:1|224|256|384|512)|md5|blake2[bs]?|blake3|h1|crc32|xxh(?:32|64|3)|murmur3?|keccak256)[-:=_/]\Z"
+
+
+def value_group(match: "re.Match[str]") -> str | None:
+    """The name of the value group `match` matched (a pattern's alternatives set one at most)."""
+    return next((group for group in VALUE_GROUPS
+                 if group in match.re.groupindex and match.group(group) is not None), None)
+
+
+def value_span(match: "re.Match[str]") -> tuple[int, int] | None:
+    """Where the value `match` found stands, or None when it found none."""
+    group = value_group(match)
+    return None if group is None else match.span(group)
+
+
+def word_start(doc: str, index: int) -> bool:
+    """Does a word begin at `index` (no letter, digit or `_` before it)?"""
+    return index == 0 or not (doc[index - 1].isalnum() or doc[index - 1] == "_")
 
 
 def line_before(doc: str, index: int, limit: int = 400) -> str:

@@ -13,9 +13,8 @@
 """
 
 from .names import hidden, placeholder, secret_name
-from .shapes import is_uuid, password_like, random_run, regex
+from .shapes import Span, is_uuid, password_like, random_run, regex, value_span
 
-Span = tuple[int, int, str]
 MARKER = "[REDACTED:secret]"
 _QUOTED = r"""(?:'(?P<sq>[^'\n]+)'|"(?P<dq>[^"\n]+)"|(?P<s>[^\s;'",)]+))"""
 _ARG = r"""(?:'(?P<sq>[^'\n]+)'|"(?P<dq>[^"\n]+)"|(?P<s>[^\s|>'"]+))"""
@@ -66,13 +65,6 @@ _KEY_FILE_LINES = (
 )
 
 
-def _group(match: "re.Match[str]") -> "tuple[int, int] | None":
-    for group in ("sq", "dq", "s"):
-        if group in match.re.groupindex and match.group(group) is not None:
-            return match.span(group)
-    return None
-
-
 def _credential(value: str) -> bool:
     return len(value) >= 6 and not placeholder(value) and not value.isdigit() and not value.startswith(("$", ":", "@"))
 
@@ -95,7 +87,7 @@ def sql_spans(doc: str, lower: str) -> list[Span]:
     """Passwords set by SQL and server commands."""
     spans = []
     for match in _anchored(doc, lower, _SQL):
-        span = _group(match)
+        span = value_span(match)
         value = doc[span[0]:span[1]] if span is not None else ""
         if span is not None and _credential(value) and (match.group("s") is None or _chosen(value) or random_run(value, 12)):
             spans.append((*span, MARKER))  # unquoted, only what looks like a password: not `identified by full_name`
@@ -134,7 +126,7 @@ def call_spans(doc: str, lower: str) -> list[Span]:
     for fn, start, end in _calls(doc, lower):
         strong = any(word in fn for word in _STRONG_CALL)
         for literal in regex(_LITERAL).finditer(doc, start, end):
-            span = _group(literal)
+            span = value_span(literal)
             value = literal.group("sq") or literal.group("dq") or ""
             if span is None or placeholder(value) or "@" in value or "://" in value or value.startswith(("/", "./", "~")):
                 continue
@@ -184,10 +176,9 @@ def output_spans(doc: str) -> list[Span]:
     return spans
 
 
-def path_spans(doc: str) -> list[Span]:
+def path_spans(doc: str, lower: str) -> list[Span]:
     """A URL path segment after one that names a credential: `…/with/key/<key>`, `conda …/t/<token>/`,
     `…/hooks/<id>`."""
-    lower = doc.lower()
     if not any(f"/{word}/" in lower for word in _PATH_WORDS):
         return []
     spans = []
@@ -202,7 +193,7 @@ def key_file_spans(doc: str, lower: str) -> list[Span]:
     """Secret lines of key files, and literals written into or set as secrets by commands."""
     spans = []
     for match in _anchored(doc, lower, _KEY_FILE_LINES):
-        span = _group(match)
+        span = value_span(match)
         if span is None:
             continue
         value = doc[span[0]:span[1]]
@@ -214,7 +205,7 @@ def key_file_spans(doc: str, lower: str) -> list[Span]:
 
 
 def statement_spans(doc: str, lower: str) -> list[Span]:
-    return (sql_spans(doc, lower) + call_spans(doc, lower) + element_spans(doc) + output_spans(doc) + path_spans(doc)
+    return (sql_spans(doc, lower) + call_spans(doc, lower) + element_spans(doc) + output_spans(doc) + path_spans(doc, lower)
             + key_file_spans(doc, lower))
 
 

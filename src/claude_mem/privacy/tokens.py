@@ -9,10 +9,7 @@ and git SHAs, UUIDs, hashes named by their algorithm, base64 data, base58 addres
 """
 
 from .names import public_name
-from .shapes import hash_before, is_hex, line_before, prefix_length, random_run, regex, strong_run
-
-Span = tuple[int, int, str]
-REDACTED = "[REDACTED:{}]"
+from .shapes import REDACTED, Span, hash_before, is_hex, line_before, prefix_length, random_run, regex, strong_run, word_start
 
 # -- tokens: (family, literals one of which must occur, pattern; the whole match is the secret) --------
 _B64 = r"A-Za-z0-9+/"
@@ -99,10 +96,6 @@ _TOKEN_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
 _LONG_WORD = r"[^\s\"'`<>()\[\]{},;]{8,}"  # where token literals are looked for
 
 
-def _word_start(doc: str, index: int) -> bool:
-    return index == 0 or not (doc[index - 1].isalnum() or doc[index - 1] == "_")
-
-
 def listed_spans(doc: str) -> list[Span]:
     """Tokens of the documented formats, looked for in the document's long words (a fraction of the
     text), then found wherever they occur in it."""
@@ -116,7 +109,7 @@ def listed_spans(doc: str) -> list[Span]:
         compiled = regex(pattern[2:] if bounded else pattern)
         marker = REDACTED.format(family)
         for found in {match.group(0) for match in compiled.finditer(words)
-                      if not bounded or _word_start(words, match.start())}:
+                      if not bounded or word_start(words, match.start())}:
             start = doc.find(found)
             while start != -1:
                 spans.append((start, start + len(found), marker))
