@@ -1,10 +1,21 @@
-"""Facts of the domain, defined once: the timestamp format, status and kind names, observation
-types, record references (`#12`, `S3`, `P7`) and the observer providers.
+"""Facts of the domain, defined once: the error family, the timestamp format, status and kind names,
+observation types, record references (`#12`, `S3`, `P7`) and the observer providers.
 
 Stdlib only and import-light (no typing, dataclasses or datetime at import): the hooks use it.
 """
 
 import time
+
+# -- errors -----------------------------------------------------------------------------------------
+
+
+class ClaudeMemError(Exception):
+    """A failure the user can act on, with a one-line message that says what and where (never a
+    secret). Each surface translates it once: the CLI group prints `Error: <message>` and exits with
+    `exit_code`; HTTP answers 4xx/5xx; MCP returns a tool error; hooks log it and exit 0."""
+
+    exit_code = 1
+
 
 # -- timestamps -----------------------------------------------------------------------------------
 # Every timestamp in the store is UTC with milliseconds: 2026-11-20T14:30:05.123Z (it sorts as text).
@@ -86,7 +97,7 @@ REF_PREFIX = {"observation": "#", "summary": "S", "prompt": "P"}
 _REF_PATTERN = r"(#|[SsPp])?(\d+)"
 
 
-class RecallError(ValueError):
+class RecallError(ClaudeMemError, ValueError):
     """Bad input to a recall function (unknown id, bad date, empty text): one clear line."""
 
 

@@ -12,7 +12,7 @@ Stdlib only and import-light (the hooks read settings on every call): no typing,
 import json
 import os
 
-from claude_mem.domain import PROVIDERS
+from claude_mem.domain import PROVIDERS, ClaudeMemError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy only: the hooks never pay for `typing`
@@ -152,7 +152,7 @@ SPEC: dict[str, tuple[object, str]] = {key: (spec.default, spec.description) for
 DEFAULTS: "dict[str, Any]" = {key: spec.default for key, spec in SETTINGS.items()}
 
 
-class SettingsError(ValueError):
+class SettingsError(ClaudeMemError, ValueError):
     """A setting has a value that cannot be used."""
 
 

@@ -8,6 +8,7 @@ from rich.text import Text
 
 from claude_mem.cli import checks, checks_claude, checks_runtime, checks_team
 from claude_mem.cli.checks import INFO, OK, PROBLEM, WARNING, Check, Context
+from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json
 
 CHECKS = (checks.python_checks, checks.data_dir_checks, checks.database_checks, checks_runtime.settings_checks,
@@ -49,7 +50,7 @@ def render(found: list[Check]) -> None:
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON: a list of {name, status, detail, fix}.")
+@json_option("Print the checks as JSON: a list of {name, status, detail, fix}.")
 def doctor(as_json: bool) -> None:
     """Check the installation: one line per check, with how to fix what is wrong.
 

@@ -6,7 +6,7 @@ import click
 
 from claude_mem import settings
 from claude_mem.cli.group import cli
-from claude_mem.cli.recall import recall_errors
+from claude_mem.cli.options import project_option
 from claude_mem.domain import parse_time
 from claude_mem.recall.common import resolve_project
 from claude_mem.recall.exporting import export_lines, write_atomically
@@ -14,12 +14,11 @@ from claude_mem.store import db
 
 
 @cli.command("export")
-@click.option("--project", help="Only this project (key, display name or a path inside it).")
+@project_option()
 @click.option("--since", help="Only rows stored at or after: 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w "
                               "(with the sessions they belong to).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str),
               help="Write to this file (whole or not at all) instead of stdout.")
-@recall_errors
 def export(project: str | None, since: str | None, output: str | None) -> None:
     """Write memory as JSONL: sessions, prompts, observations and summaries, one per line.
 

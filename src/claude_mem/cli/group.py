@@ -1,27 +1,35 @@
 """The `claude-mem` click group and the one place where domain errors become CLI errors."""
 
-import sqlite3
-
 import click
 
 from claude_mem import __version__, paths, settings
 from claude_mem.cli.doctor import doctor
 from claude_mem.cli.repair import repair
-from claude_mem.settings import SettingsError
+from claude_mem.domain import ClaudeMemError
+from claude_mem.store import DatabaseError
 
 # Commands that must stay fast or that check for a stale worker themselves.
 NO_STALE_CHECK = ("hook", "statusline", "mcp", "doctor", "repair")
 
 
+class DomainError(click.ClickException):
+    """A `ClaudeMemError` as click shows it: `Error: <message>`, exit code the error's."""
+
+    def __init__(self, error: ClaudeMemError) -> None:
+        super().__init__(str(error))
+        self.exit_code = error.exit_code  # type: ignore[misc]  # click reads it per instance
+
+
 class CLIGroup(click.Group):
-    """Translates domain errors into one clear line and exit code 1, once, at the edge."""
+    """Translates domain errors into one clear line (`Error: …`) and their exit code, once, at the edge:
+    every `ClaudeMemError`, a database that cannot be read, and an OS error on the data dir."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
-        except SettingsError as exc:
-            raise click.ClickException(str(exc)) from exc
-        except sqlite3.DatabaseError as exc:
+        except ClaudeMemError as exc:
+            raise DomainError(exc) from exc
+        except DatabaseError as exc:
             raise click.ClickException(f"database error: {exc}") from exc
         except OSError as exc:  # e.g. a data dir that is a file, or not writable
             where = f": {exc.filename}" if exc.filename else ""

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from claude_mem import project as projects
 from claude_mem import settings
+from claude_mem.cli.options import project_option
 from claude_mem.cli.output import console
 from claude_mem.domain import RecallError, parse_time
 from claude_mem.importers import transcript_import, transcripts
@@ -34,7 +35,7 @@ def project_filter(value: str) -> Callable[[str], bool]:
 
 @click.command("transcripts")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-@click.option("--project", help="Only sessions of this project (its path, a path inside it, or its folder name).")
+@project_option("Only sessions of this project (its path, a path inside it, or its folder name).")
 @click.option("--since", help="Only sessions started since this date (2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w).")
 @click.option("--dry-run", is_flag=True, help="Show what would be imported and the observer tokens it would cost; "
               "write nothing.")

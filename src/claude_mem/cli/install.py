@@ -13,6 +13,7 @@ from rich.text import Text
 
 from claude_mem import settings
 from claude_mem.cli.group import cli
+from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json, human_bytes
 from claude_mem.runtime import claude_config, config_files, control, environment, purge
 from claude_mem.runtime.claude_config import SCOPES, ConfigError, Install
@@ -94,7 +95,7 @@ def _warnings(scope: str, install: Install) -> list[str]:
 @cli.command()
 @click.option("--scope", type=click.Choice(SCOPES), default="user", show_default=True, help=SCOPE_HELP)
 @click.option("--dry-run", is_flag=True, help="Print what would change, as a diff, and write nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print what changed as JSON (with --dry-run: the diffs too).")
+@json_option("Print what changed as JSON (with --dry-run: the diffs too).")
 def install(scope: str, dry_run: bool, as_json: bool) -> None:
     """Register claude-mem with Claude Code: its hooks and its MCP server `memory`.
 
@@ -111,16 +112,13 @@ def install(scope: str, dry_run: bool, as_json: bool) -> None:
     refused and nothing is written anywhere. `claude-mem uninstall` takes it all out again.
     """
     setup = this_install()
-    try:
-        changes = config_files.plan_install(scope, os.getcwd(), os.environ, setup)
-        outcome = Outcome(scope, changes, dry_run=dry_run)
-        if dry_run:
-            for change in outcome.changed:
-                config_files.check_writable(change)
-        else:
-            outcome.backups = config_files.apply(changes, settings.data_dir())
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
+    changes = config_files.plan_install(scope, os.getcwd(), os.environ, setup)
+    outcome = Outcome(scope, changes, dry_run=dry_run)
+    if dry_run:
+        for change in outcome.changed:
+            config_files.check_writable(change)
+    else:
+        outcome.backups = config_files.apply(changes, settings.data_dir())
     warnings = _warnings(scope, setup)
     if as_json:
         emit_json(_report(outcome, warnings))
@@ -167,7 +165,7 @@ def _confirm_purge(data_dir: str, yes: bool) -> bool:
 @click.option("--purge", "purge_data", is_flag=True,
               help="Also delete the data dir for good: the memory database, backups, logs and the plugin's venv.")
 @click.option("--yes", is_flag=True, help="Do not ask before --purge deletes (needed without a terminal).")
-@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
+@json_option("Print what was removed as JSON.")
 def uninstall(scope: str, purge_data: bool, yes: bool, as_json: bool) -> None:
     """Take claude-mem out of Claude Code's config again, and stop the worker.
 
@@ -179,13 +177,10 @@ def uninstall(scope: str, purge_data: bool, yes: bool, as_json: bool) -> None:
     refused.
     """
     data_dir = settings.data_dir()
-    try:
-        changes = config_files.plan_uninstall(scope, os.getcwd(), os.environ, data_dir)
-        purging = _confirm_purge(data_dir, yes) if purge_data else False
-        outcome = Outcome(scope, changes)
-        outcome.backups = config_files.apply(changes, data_dir)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
+    changes = config_files.plan_uninstall(scope, os.getcwd(), os.environ, data_dir)
+    purging = _confirm_purge(data_dir, yes) if purge_data else False
+    outcome = Outcome(scope, changes)
+    outcome.backups = config_files.apply(changes, data_dir)
     stopped = control.stop(data_dir) if os.path.isdir(data_dir) else None
     size = purge.size_of(data_dir) if purging else 0
     if purging:

@@ -7,8 +7,9 @@ from rich.table import Table
 
 from claude_mem import project as identity
 from claude_mem.cli.group import cli
+from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json
-from claude_mem.cli.recall import opened, recall_errors
+from claude_mem.cli.recall import opened
 from claude_mem.domain import utc_now
 from claude_mem.recall.common import RecallError, known_projects, resolve_project
 from claude_mem.store import db
@@ -18,7 +19,7 @@ MOVED = ("sessions", "prompts", "events", "observations", "summaries")
 
 
 @cli.group("projects", invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@json_option("Print JSON instead of a table.")
 @click.pass_context
 def projects(ctx: click.Context, as_json: bool) -> None:
     """The projects memory knows: key (the repository root), name, remote, sessions, observations,
@@ -65,7 +66,6 @@ def _counts_text(counts: dict[str, int]) -> str:
 @click.argument("source", metavar="A")
 @click.argument("target", metavar="B")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation (needed without a terminal).")
-@recall_errors
 def merge(source: str, target: str, yes: bool) -> None:
     """Join project A into project B: everything of A (sessions with their prompts and events,
     observations, summaries) takes B's key, and A's path and remote resolve to B from now on.

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from claude_mem import settings
 from claude_mem.cli.group import cli
+from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json
 from claude_mem.domain import EVENT_STATUSES, MAX_ID
 from claude_mem.store import db, stats
@@ -26,7 +27,7 @@ def _open() -> sqlite3.Connection:
               help="Which events to list: one status, 'open' (pending, claimed and failed) or 'all'.")
 @click.option("--session", help="Only events of Claude Code sessions whose id starts with this.")
 @click.option("--limit", type=click.IntRange(1, 100_000), default=50, show_default=True, help="Most events to list.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option()
 @click.pass_context
 def queue(ctx: click.Context, status: str, session: str | None, limit: int, as_json: bool) -> None:
     """List the events waiting for the observer, and those that failed.

@@ -1,9 +1,8 @@
 """Recall on the command line: `search`, `show`, `timeline`, `context`, `remember`, `forget`."""
 
-import functools
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -13,6 +12,7 @@ from rich.text import Text
 
 from claude_mem import settings
 from claude_mem.cli.group import cli
+from claude_mem.cli.options import json_option, project_option
 from claude_mem.cli.output import console, emit_json
 from claude_mem.domain import MAX_ID, OBSERVATION_TYPES
 from claude_mem.index.query import KINDS, MAX_LIMIT, MODES, ORDERS, SearchQuery
@@ -26,19 +26,6 @@ from claude_mem.recall.remember import remember as store_note
 from claude_mem.recall.timeline import timeline as run_timeline
 from claude_mem.store import db
 from claude_mem.store import projects as store_projects
-
-
-def recall_errors(command: Callable) -> Callable:
-    """RecallError → one clear line and exit code 1."""
-
-    @functools.wraps(command)
-    def wrapper(*args: object, **kwargs: object) -> object:
-        try:
-            return command(*args, **kwargs)
-        except RecallError as exc:
-            raise click.ClickException(str(exc)) from exc
-
-    return wrapper
 
 
 @contextmanager
@@ -84,7 +71,7 @@ def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
 
 @cli.command()
 @click.argument("query")
-@click.option("--project", help="Only this project (key, display name or a path inside it).")
+@project_option()
 @click.option("--type", "types",
               help=f"Only these observation types, comma-separated ({', '.join(OBSERVATION_TYPES)}).")
 @click.option("--since", help="Stored at or after: 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w.")
@@ -100,8 +87,7 @@ def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(1, MAX_LIMIT), help="Results per page.")
 @click.option("--offset", default=0, show_default=True, type=click.IntRange(0), help="Results to skip (paging).")
 @click.option("--order", default="relevance", show_default=True, type=click.Choice(ORDERS), help="Ranking.")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@recall_errors
+@json_option()
 def search(query: str, project: str | None, types: str | None, since: str | None, until: str | None,
            file: str | None, concept: str | None, author: str | None, kinds: tuple[str, ...], mode: str, limit: int,
            offset: int, order: str, as_json: bool) -> None:
@@ -150,8 +136,7 @@ def render_record(item: dict, names: dict[str, str]) -> None:
 
 @cli.command()
 @click.argument("ids", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@recall_errors
+@json_option()
 def show(ids: tuple[str, ...], as_json: bool) -> None:
     """Print observations in full: `12` or `#12`; also summaries `S3` and prompts `P7`.
 
@@ -172,9 +157,8 @@ def show(ids: tuple[str, ...], as_json: bool) -> None:
 @click.argument("anchor")
 @click.option("--before", default=5, show_default=True, type=click.IntRange(0, 200), help="Rows before the anchor.")
 @click.option("--after", default=5, show_default=True, type=click.IntRange(0, 200), help="Rows after the anchor.")
-@click.option("--project", help="Only this project (default: the anchor's project).")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-@recall_errors
+@project_option("Only this project (default: the anchor's project).")
+@json_option()
 def timeline(anchor: str, before: int, after: int, project: str | None, as_json: bool) -> None:
     """Show what happened around ANCHOR, in time order.
 
@@ -194,12 +178,11 @@ def timeline(anchor: str, before: int, after: int, project: str | None, as_json:
 
 
 @cli.command()
-@click.option("--project", help="Project (key, display name or path); default: the current directory's.")
+@project_option("Project (key, display name or path); default: the current directory's.")
 @click.option("--source", default="startup", show_default=True,
               type=click.Choice(["startup", "resume", "clear", "compact"]), help="How the session starts.")
 @click.option("--session", "session_id", help="Claude Code session id (with --source resume: only what is new to it).")
-@click.option("--json", "as_json", is_flag=True, help="Print the hook's JSON output instead of the text.")
-@recall_errors
+@json_option("Print the hook's JSON output instead of the text.")
 def context(project: str | None, source: str, session_id: str | None, as_json: bool) -> None:
     """Print exactly the context a Claude Code session starting here would receive.
 
@@ -221,9 +204,8 @@ def context(project: str | None, source: str, session_id: str | None, as_json: b
 @click.option("--type", "kind", default="discovery", show_default=True, type=click.Choice(OBSERVATION_TYPES),
               help="Observation type.")
 @click.option("--title", help="One-line title (default: the first sentence of TEXT).")
-@click.option("--project", help="Project (key, display name or path); default: the current directory's.")
-@click.option("--json", "as_json", is_flag=True, help="Print the stored observation as JSON.")
-@recall_errors
+@project_option("Project (key, display name or path); default: the current directory's.")
+@json_option("Print the stored observation as JSON.")
 def remember(text: str, kind: str, title: str | None, project: str | None, as_json: bool) -> None:
     """Store a note by hand; it shows in the session-start index and in search like any other.
 
@@ -241,10 +223,9 @@ def remember(text: str, kind: str, title: str | None, project: str | None, as_js
 @cli.command()
 @click.argument("ids", nargs=-1, type=click.IntRange(1, MAX_ID))
 @click.option("--session", help="Forget one Claude Code session (its id) with everything captured in it.")
-@click.option("--project", help="Forget everything stored for a project (key, display name or path).")
+@project_option("Forget everything stored for a project (key, display name or path).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
-@click.option("--json", "as_json", is_flag=True, help="Print what was removed as JSON.")
-@recall_errors
+@json_option("Print what was removed as JSON.")
 def forget(ids: tuple[int, ...], session: str | None, project: str | None, yes: bool, as_json: bool) -> None:
     """Delete observations by id, a whole session, or a whole project — for good.
 

@@ -5,6 +5,7 @@ from rich.table import Table
 
 from claude_mem import settings
 from claude_mem.cli.group import cli
+from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json
 
 
@@ -16,7 +17,7 @@ def _text(value: object) -> str:
 
 
 @cli.group(name="settings", invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option()
 @click.pass_context
 def settings_group(ctx: click.Context, as_json: bool) -> None:
     """Show every setting, its value and where the value comes from.

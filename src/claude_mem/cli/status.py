@@ -9,6 +9,7 @@ from rich.table import Table
 from claude_mem import settings
 from claude_mem.capture.diagnostics import capture_report
 from claude_mem.cli.group import cli
+from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json, human_bytes
 from claude_mem.cli.plugin_env import environment_report
 from claude_mem.cli.worker import describe_report, worker_report
@@ -41,7 +42,7 @@ def status_report() -> dict[str, Any]:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option()
 def status(as_json: bool) -> None:
     """Show where the data lives and what the store holds.
 

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from claude_mem import settings
 from claude_mem.cli.group import cli
+from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json
 from claude_mem.runtime import control
 from claude_mem.store import db
@@ -93,7 +94,7 @@ def team() -> None:
 
 
 @team.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option()
 def status(as_json: bool) -> None:
     """Whether team memory is on and connected, what waits to be pushed (the outbox), the last error,
     and how many rows were pushed and pulled. Never contacts the server itself."""

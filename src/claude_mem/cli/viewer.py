@@ -21,8 +21,6 @@ def viewer_cmd(no_open: bool) -> None:
     """
     try:
         current, started = control.start()
-    except control.WorkerError as exc:
-        raise click.ClickException(str(exc)) from exc
     except OSError as exc:  # the data dir cannot be created or locked
         raise click.ClickException(f"cannot start the worker: {exc}") from exc
     url = f"{current.url}/"

@@ -10,6 +10,7 @@ import click
 
 from claude_mem import settings
 from claude_mem.cli.group import cli
+from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json, human_bytes
 from claude_mem.runtime import control, discovery
 from claude_mem.store import backup
@@ -76,10 +77,7 @@ def worker() -> None:
 @worker.command("start")
 def worker_start() -> None:
     """Start the worker in the background (nothing happens when one already runs)."""
-    try:
-        current, started = control.start()
-    except control.WorkerError as exc:
-        raise click.ClickException(str(exc)) from exc
+    current, started = control.start()
     verb = "started" if started else "already running"
     click.echo(f"worker {verb}: pid {current.pid}, {current.url}, data dir {current.data_dir}")
 
@@ -94,15 +92,12 @@ def worker_stop() -> None:
 @worker.command("restart")
 def worker_restart() -> None:
     """Stop the worker if it runs, then start a fresh one (e.g. after an upgrade)."""
-    try:
-        current, _ = control.restart()
-    except control.WorkerError as exc:
-        raise click.ClickException(str(exc)) from exc
+    current, _ = control.restart()
     click.echo(f"worker restarted: pid {current.pid}, {current.url}, data dir {current.data_dir}")
 
 
 @worker.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@json_option()
 def worker_status(as_json: bool) -> None:
     """Tell whether a worker runs for this data dir, its pid, URL, version, uptime and health.
 
@@ -126,10 +121,7 @@ def backup_cmd() -> None:
     """
     data_dir = settings.data_dir()
     keep = int(settings.load(data_dir)["backups_keep"])
-    try:
-        path = backup.snapshot(data_dir, keep)
-    except backup.BackupError as exc:
-        raise click.ClickException(str(exc)) from exc
+    path = backup.snapshot(data_dir, keep)
     click.echo(f"{path} ({human_bytes(os.path.getsize(path))})")
 
 
@@ -147,8 +139,6 @@ def restore_cmd(file: str) -> None:
         raise click.ClickException("the worker is running; stop it first with `claude-mem worker stop`")
     try:
         kept = backup.restore(data_dir, os.path.abspath(file))
-    except backup.BackupError as exc:
-        raise click.ClickException(str(exc)) from exc
     finally:
         os.close(fd)
     click.echo(f"restored {file}" + (f"; the previous database is kept at {kept}" if kept else ""))

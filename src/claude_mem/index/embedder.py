@@ -14,13 +14,15 @@ import os
 import threading
 from typing import Any
 
+from claude_mem.domain import ClaudeMemError
+
 MODEL = "all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384
 MAX_TOKENS = 256
 TOKENIZER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "minilm-tokenizer.json")
 
 
-class ModelUnavailable(RuntimeError):
+class ModelUnavailable(ClaudeMemError, RuntimeError):
     """The embedding model cannot run here (a package or file missing or damaged): the message says which."""
 
 

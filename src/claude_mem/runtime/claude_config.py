@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from claude_mem.domain import ClaudeMemError
 from claude_mem.runtime.mcp_names import SERVER_ENV, SERVER_NAME
 
 SCOPES = ("user", "project", "local")
@@ -45,7 +46,7 @@ SERVER_MODULE = "claude_mem.mcp_server"
 PLUGIN_NAME = "persistent-memory"
 
 
-class ConfigError(Exception):
+class ConfigError(ClaudeMemError):
     """A config file claude-mem will not change; the message names the file and the fix."""
 
 

@@ -14,13 +14,14 @@ import time
 from dataclasses import dataclass
 
 from claude_mem import __version__, settings
+from claude_mem.domain import ClaudeMemError
 from claude_mem.runtime import discovery, launch
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 40.0
 
 
-class WorkerError(Exception):
+class WorkerError(ClaudeMemError):
     """The worker could not be started or stopped; the message says why and where to look."""
 
 

@@ -9,7 +9,7 @@ a walk of `sys.path`.
 import os
 import sys
 
-from claude_mem.domain import PROVIDERS
+from claude_mem.domain import PROVIDERS, ClaudeMemError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy only: the hooks never pay for these imports
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # mypy only: the hooks never pay for these imports
 SET_BY_SETTING = "set by the provider setting"
 
 
-class UnknownProvider(ValueError):
+class UnknownProvider(ClaudeMemError, ValueError):
     """The `provider` value names no provider of `domain.PROVIDERS`."""
 
 

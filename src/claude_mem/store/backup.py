@@ -21,7 +21,7 @@ log = logging.getLogger("claude_mem.worker")
 
 
 
-class BackupError(Exception):
+class BackupError(domain.ClaudeMemError):
     """A snapshot or restore could not be made; the message says why."""
 
 

@@ -1,9 +1,12 @@
-"""The one way to open the database. Stdlib only: hooks open it on every call.
+"""The one way to open the database: `store.open(data_dir)` hands out a `Store`. Stdlib only: hooks
+open it on every call.
 
 WAL, foreign keys, `synchronous=NORMAL` and `secure_delete` are set here for everyone; the caller
 chooses `busy_timeout` (short for hooks, long for the worker). The schema is brought up to date on
 open (one PRAGMA when it already is).
 """
+
+from __future__ import annotations
 
 import os
 import sqlite3
@@ -13,15 +16,60 @@ from claude_mem.store.migrations import SCHEMA_VERSION
 from claude_mem.store.migrations import migrate as migrate_schema
 from claude_mem.store.transaction import transaction
 
-__all__ = ["SCHEMA_VERSION", "connect", "connect_readonly", "db_path", "schema_version", "transaction"]
+if False:  # for the type checker only: `typing` stays off the hook path
+    from typing import Literal
+
+__all__ = [
+    "SCHEMA_VERSION", "DatabaseError", "NoDatabase", "Store", "connect", "connect_readonly", "db_path", "open",
+    "schema_version", "transaction",
+]
 
 HOOK_BUSY_MS = 250
 WORKER_BUSY_MS = 10_000
 
 db_path = paths.db_path
 
+# What a failed query raises, named by the store so no module above it names sqlite3.
+DatabaseError = sqlite3.Error
 
-def connect(path: str, busy_timeout_ms: int = WORKER_BUSY_MS, migrate: bool = True) -> sqlite3.Connection:
+
+class NoDatabase(DatabaseError):
+    """A read-only open of a data dir that has no database yet."""
+
+
+class Store(sqlite3.Connection):
+    """An open database: the handle the CLI, MCP server, worker and hooks hold and pass to the store's
+    repositories (`memory.observations_by_id(store, ids)`). Nothing above `store/` runs SQL on it.
+
+    `with store.open(data_dir) as db:` closes it at the end of the block (a plain sqlite3 connection
+    would only commit); writes are grouped with `transaction(db)`.
+    """
+
+    def __exit__(self, *exc: object) -> Literal[False]:
+        self.close()
+        return False
+
+
+def open(  # noqa: A001 - `store.open(data_dir)` reads as the one way in
+    data_dir: str | None = None, *, path: str | None = None, readonly: bool = False,
+    busy_timeout_ms: int = WORKER_BUSY_MS, migrate: bool = True,
+) -> Store:
+    """The database of `data_dir` (or the file at `path`), configured and, unless `readonly`, created
+    and migrated. Read-only opens never create or change anything and raise `NoDatabase` when there is
+    no database yet."""
+    if path is None:
+        if data_dir is None:
+            raise TypeError("store.open needs a data dir or a path")
+        path = db_path(data_dir)
+    if readonly:
+        conn = connect_readonly(path, busy_timeout_ms)
+        if conn is None:
+            raise NoDatabase(f"no database at {path}")
+        return conn
+    return connect(path, busy_timeout_ms, migrate)
+
+
+def connect(path: str, busy_timeout_ms: int = WORKER_BUSY_MS, migrate: bool = True) -> Store:
     """Open (creating if needed) the database at `path`, configured and migrated.
 
     The connection is in autocommit mode: write transactions are opened explicitly
@@ -30,7 +78,8 @@ def connect(path: str, busy_timeout_ms: int = WORKER_BUSY_MS, migrate: bool = Tr
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, mode=0o700, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False,
+                           factory=Store)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
@@ -46,7 +95,7 @@ def connect(path: str, busy_timeout_ms: int = WORKER_BUSY_MS, migrate: bool = Tr
     return conn
 
 
-def connect_readonly(path: str, busy_timeout_ms: int = WORKER_BUSY_MS) -> sqlite3.Connection | None:
+def connect_readonly(path: str, busy_timeout_ms: int = WORKER_BUSY_MS) -> Store | None:
     """Open an existing database for reading only; None when it does not exist yet."""
     if not os.path.exists(path):
         return None
@@ -54,7 +103,7 @@ def connect_readonly(path: str, busy_timeout_ms: int = WORKER_BUSY_MS) -> sqlite
 
     conn = sqlite3.connect(
         f"file:{quote(path)}?mode=ro", uri=True, timeout=busy_timeout_ms / 1000, isolation_level=None,
-        check_same_thread=False,
+        check_same_thread=False, factory=Store,
     )
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     return conn

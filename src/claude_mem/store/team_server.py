@@ -19,6 +19,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from claude_mem.domain import ClaudeMemError
+
 SCHEMA = "claude_mem"
 # pg_advisory locks are global to the server: two keys of our own ("cm" "mg" / "cm" "wr").
 MIGRATE_LOCK = 0x636D6D67
@@ -52,7 +54,7 @@ MIGRATIONS: list[tuple[str, str]] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-class ServerError(Exception):
+class ServerError(ClaudeMemError):
     """The team server cannot be used; the message is one line, safe to show (no secret in it)."""
 
 

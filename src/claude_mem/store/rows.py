@@ -1,0 +1,187 @@
+"""The rows the store hands out, typed once: every reader, writer, exporter, importer and team codec
+derives its column list from these (DESIGN §3). A new column is one line here (and its migration).
+
+The observer's part of an observation or summary (what it writes, what an export or a teammate
+carries) is `ParsedObservation` / `ParsedSummary`; `OBSERVATION_CONTENT` and `SUMMARY_CONTENT` are
+their fields in table order. JSON-list columns are those typed `list[str]`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+from claude_mem.store.models import ParsedObservation, ParsedSummary
+
+
+class ObservationRow(TypedDict):
+    """One row of `observations`, JSON lists decoded."""
+
+    id: int
+    uid: str | None
+    session_id: int | None
+    project: str
+    type: str
+    title: str
+    subtitle: str | None
+    narrative: str
+    facts: list[str]
+    concepts: list[str]
+    files_read: list[str]
+    files_modified: list[str]
+    prompt_number: int | None
+    content_hash: str
+    input_tokens: int
+    output_tokens: int
+    fetch_count: int
+    created_at: str
+    author: str | None
+    device: str | None
+    team_rev: int | None
+
+
+class SummaryRow(TypedDict):
+    """One row of `summaries` (a turn's summary), JSON lists decoded."""
+
+    id: int
+    uid: str | None
+    session_id: int
+    project: str
+    event_id: int | None
+    prompt_number: int | None
+    request: str
+    investigated: str
+    learned: str
+    completed: str
+    next_steps: str
+    files_read: list[str]
+    files_edited: list[str]
+    notes: str
+    input_tokens: int
+    output_tokens: int
+    created_at: str
+    author: str | None
+    device: str | None
+    team_rev: int | None
+
+
+class PromptRow(TypedDict):
+    """One row of `prompts`: a user prompt as the hook stored it (redacted, private tags stripped)."""
+
+    id: int
+    uid: str | None
+    session_id: int
+    prompt_number: int
+    text: str
+    private: int
+    created_at: str
+    author: str | None
+    device: str | None
+    team_rev: int | None
+
+
+class SessionRow(TypedDict):
+    """One row of `sessions`: a Claude Code session as the hooks registered it."""
+
+    id: int
+    uid: str | None
+    content_session_id: str
+    project: str
+    cwd: str | None
+    title: str | None
+    status: str
+    observer_provider: str | None
+    memory_session_id: str | None
+    last_injected_at: str | None
+    started_at: str
+    ended_at: str | None
+    last_activity_at: str
+    author: str | None
+    device: str | None
+    team_rev: int | None
+
+
+class SearchHit(TypedDict, total=False):
+    """One search result: an observation's, summary's or prompt's display fields plus where it ranked.
+
+    Always present: kind, ref, id, project, created_at, title; the rest depends on the kind."""
+
+    kind: str
+    ref: str
+    id: int
+    project: str
+    created_at: str
+    title: str
+    type: str
+    subtitle: str | None
+    session_id: int | None
+    prompt_number: int | None
+    author: str | None
+    score: float
+    snippet: str
+
+
+Row = ObservationRow | SummaryRow | PromptRow | SessionRow
+
+
+def columns(row_type: type) -> tuple[str, ...]:
+    """The table's columns in order, as `row_type` declares them."""
+    return tuple(typing.get_type_hints(row_type))
+
+
+def json_lists(row_type: type) -> tuple[str, ...]:
+    """The columns stored as a JSON list of strings."""
+    return tuple(name for name, hint in typing.get_type_hints(row_type).items() if hint == list[str])
+
+
+def content(parsed: type) -> tuple[str, ...]:
+    """The observer-written fields of `ParsedObservation` or `ParsedSummary`, in table order."""
+    names = {field.name for field in dataclasses.fields(parsed)}
+    table = ObservationRow if parsed is ParsedObservation else SummaryRow
+    return tuple(name for name in columns(table) if name in names)
+
+
+OBSERVATION_COLUMNS = columns(ObservationRow)
+SUMMARY_COLUMNS = columns(SummaryRow)
+PROMPT_COLUMNS = columns(PromptRow)
+SESSION_COLUMNS = columns(SessionRow)
+OBSERVATION_CONTENT = content(ParsedObservation)
+SUMMARY_CONTENT = content(ParsedSummary)
+JSON_LISTS = frozenset(json_lists(ObservationRow) + json_lists(SummaryRow))
+TEAM_COLUMNS = ("author", "device", "team_rev")
+
+
+def select(names: tuple[str, ...], alias: str = "") -> str:
+    """`a.x, a.y, …`: a SELECT list of `names`, qualified by a table alias when given."""
+    prefix = f"{alias}." if alias else ""
+    return ", ".join(prefix + name for name in names)
+
+
+def decode(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row as a dict with its JSON-list columns decoded (an unreadable list reads as empty)."""
+    out = dict(row)
+    for name in JSON_LISTS.intersection(out):
+        out[name] = decode_list(out[name])
+    return out
+
+
+def decode_list(value: object) -> list[str]:
+    """A stored JSON list of strings; anything else (NULL, damaged text, a non-list) reads as []."""
+    if isinstance(value, list):
+        return [str(item) for item in value]
+    if not isinstance(value, str | bytes):
+        return []
+    try:
+        loaded = json.loads(value)
+    except ValueError:
+        return []
+    return [str(item) for item in loaded] if isinstance(loaded, list) else []
+
+
+def encode_list(values: object) -> str:
+    """A list column's stored text (what `decode_list` reads back)."""
+    items = [values] if isinstance(values, str) else values if isinstance(values, list | tuple) else []
+    return json.dumps([str(item) for item in items], ensure_ascii=False)
