@@ -2,50 +2,41 @@
 
 Records by id (counting observation fetches), paged lists of summaries, prompts and sessions, one
 session with its records, the project catalog, the manual-note insert of `remember`, the prompt
-feed of the SSE stream and the counts the MCP answers use. Rows come back as plain dicts (JSON list columns decoded), shaped as
-the CLI, HTTP API and MCP print them. Validation, paging limits and time parsing stay in `recall`.
-
-Stdlib only and import-light: the session-start hook reads the project keys through it.
+feed of the SSE stream and the counts the MCP answers use. Whole rows come back typed
+(`rows.ObservationRow`, …); lists and pages as `Record`s (a row's columns plus `kind` and `ref`),
+JSON list columns decoded, shaped as the CLI, HTTP API and MCP print them. Validation, paging limits
+and time parsing stay in `recall`.
 """
 
-import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
+from claude_mem.store import rows
+from claude_mem.store.rows import ObservationRow, SummaryRow
 from claude_mem.store.transaction import transaction
 
-JSON_LIST_COLUMNS = ("facts", "concepts", "files_read", "files_modified", "files_edited")
+# A row as a list or page shows it: some table's columns (JSON lists decoded), maybe `kind` and `ref`.
+Record = dict[str, Any]
 # SQLite integers are signed 64-bit: a larger id names nothing (and must not raise OverflowError).
 MAX_ROW_ID = 2**63 - 1
 
 
-def _json_list(value: object) -> list:
-    try:
-        parsed = json.loads(value) if isinstance(value, str) else value
-    except ValueError:
-        return []
-    return parsed if isinstance(parsed, list) else []
-
-
-def row_dict(cursor: sqlite3.Cursor, row: Sequence[object]) -> dict:
+def row_dict(cursor: sqlite3.Cursor, row: Sequence[object]) -> Record:
     """A row as a dict, JSON list columns decoded."""
-    item = {column[0]: value for column, value in zip(cursor.description, row)}
-    for name in JSON_LIST_COLUMNS:
-        if name in item:
-            item[name] = _json_list(item[name])
-    return item
+    return rows.decode({column[0]: value for column, value in zip(cursor.description, row)})
 
 
-def _dicts(cursor: sqlite3.Cursor) -> list[dict]:
+def _dicts(cursor: sqlite3.Cursor) -> list[Record]:
     return [row_dict(cursor, row) for row in cursor.fetchall()]
 
 
 # -- projects ---------------------------------------------------------------------------------------
 
 
-def project_counts(conn: sqlite3.Connection) -> dict[str, dict]:
+def project_counts(conn: sqlite3.Connection) -> dict[str, Record]:
     """Per project key: sessions, observations, summaries, public prompts and the latest activity."""
-    counts: dict[str, dict] = {}
+    counts: dict[str, Record] = {}
     queries = (
         ("sessions", "SELECT project, COUNT(*), MAX(last_activity_at) FROM sessions GROUP BY project"),
         ("observations", "SELECT project, COUNT(*), MAX(created_at) FROM observations GROUP BY project"),
@@ -84,7 +75,8 @@ def observation_count(conn: sqlite3.Connection, project: str | None = None) -> i
 # -- records by id --------------------------------------------------------------------------------------
 
 
-def observations_by_id(conn: sqlite3.Connection, ids: Iterable[int], count_fetch: bool = True) -> list[dict]:
+def observations_by_id(conn: sqlite3.Connection, ids: Iterable[int],
+                       count_fetch: bool = True) -> list[ObservationRow]:
     """Full observations in the order asked (unknown ids skipped); `count_fetch` adds one to their `fetch_count`.
 
     `fetch_count` is not indexed text, so the update leaves FTS alone.
@@ -98,18 +90,18 @@ def observations_by_id(conn: sqlite3.Connection, ids: Iterable[int], count_fetch
             conn.execute(f"UPDATE observations SET fetch_count = fetch_count + 1 WHERE id IN ({marks})", wanted)
     found = {item["id"]: item for item in _dicts(conn.execute(f"SELECT * FROM observations WHERE id IN ({marks})",
                                                                wanted))}
-    return [found[i] for i in wanted if i in found]
+    return [cast(ObservationRow, found[i]) for i in wanted if i in found]
 
 
-def summary_by_id(conn: sqlite3.Connection, summary_id: int) -> dict | None:
+def summary_by_id(conn: sqlite3.Connection, summary_id: int) -> SummaryRow | None:
     if not 0 < summary_id <= MAX_ROW_ID:
         return None
     cursor = conn.execute("SELECT * FROM summaries WHERE id = ?", (summary_id,))
     row = cursor.fetchone()
-    return row_dict(cursor, row) if row else None
+    return cast(SummaryRow, row_dict(cursor, row)) if row else None
 
 
-def prompt_by_id(conn: sqlite3.Connection, prompt_id: int) -> dict | None:
+def prompt_by_id(conn: sqlite3.Connection, prompt_id: int) -> Record | None:
     """A public prompt with its session's project and Claude Code id; None for a private or unknown one."""
     if not 0 < prompt_id <= MAX_ROW_ID:
         return None
@@ -142,7 +134,7 @@ def _range(column: str, project_column: str, project: str | None, since: str | N
 
 
 def _page(conn: sqlite3.Connection, select: str, source: str, where: list[str], args: list[object], order: str,
-          limit: int, offset: int) -> dict:
+          limit: int, offset: int) -> Record:
     clause = (" WHERE " + " AND ".join(where)) if where else ""
     total = conn.execute(f"SELECT COUNT(*) {source}{clause}", args).fetchone()[0]
     cursor = conn.execute(f"{select} {source}{clause} ORDER BY {order} LIMIT ? OFFSET ?", (*args, limit, offset))
@@ -150,7 +142,7 @@ def _page(conn: sqlite3.Connection, select: str, source: str, where: list[str], 
 
 
 def summaries_page(conn: sqlite3.Connection, project: str | None, since: str | None, until: str | None,
-                   limit: int, offset: int) -> dict:
+                   limit: int, offset: int) -> Record:
     """`{items, total}`: summaries, each with its session's Claude Code id."""
     where, args = _range("s.created_at", "s.project", project, since, until)
     select = "SELECT 'summary' AS kind, 'S' || s.id AS ref, s.*, ss.content_session_id AS content_session_id"
@@ -159,7 +151,7 @@ def summaries_page(conn: sqlite3.Connection, project: str | None, since: str | N
 
 
 def prompts_page(conn: sqlite3.Connection, project: str | None, since: str | None, until: str | None,
-                 limit: int, offset: int, session: str | None = None) -> dict:
+                 limit: int, offset: int, session: str | None = None) -> Record:
     """`{items, total}`: public prompts with their session's project and Claude Code id."""
     where, args = _range("p.created_at", "ss.project", project, since, until)
     where.append("p.private = 0")
@@ -183,7 +175,7 @@ _SESSION_SELECT = (
 
 
 def sessions_page(conn: sqlite3.Connection, project: str | None, since: str | None, until: str | None,
-                  limit: int, offset: int, status: str | None = None) -> dict:
+                  limit: int, offset: int, status: str | None = None) -> Record:
     """`{items, total}`: sessions by last activity, with how many prompts, observations, summaries and
     failed events each has, and their author (None for this machine's own; a teammate's for team memory)."""
     where, args = _range("s.last_activity_at", "s.project", project, since, until)
@@ -194,23 +186,22 @@ def sessions_page(conn: sqlite3.Connection, project: str | None, since: str | No
                  offset)
 
 
-def session_by_content_id(conn: sqlite3.Connection, content_session_id: str) -> dict | None:
+def session_by_content_id(conn: sqlite3.Connection, content_session_id: str) -> Record | None:
     """One session as `sessions_page` lists it, named by its Claude Code id; None when unknown."""
     cursor = conn.execute(f"{_SESSION_SELECT} FROM sessions s WHERE s.content_session_id = ?", (content_session_id,))
     row = cursor.fetchone()
     return row_dict(cursor, row) if row else None
 
 
-def session_records(conn: sqlite3.Connection, session_id: int, limit: int) -> dict[str, list[dict]]:
+def session_records(conn: sqlite3.Connection, session_id: int, limit: int) -> dict[str, list[Record]]:
     """A session's public prompts, observations and summaries (at most `limit` of each), oldest first."""
     queries = {
         "prompt": "SELECT 'prompt' AS kind, 'P' || id AS ref, id, prompt_number, created_at, text FROM prompts"
                   " WHERE session_id = ? AND private = 0",
-        "observation": "SELECT 'observation' AS kind, '#' || id AS ref, id, prompt_number, created_at, type, title,"
-                       " subtitle, narrative, facts, concepts, files_read, files_modified FROM observations"
-                       " WHERE session_id = ?",
-        "summary": "SELECT 'summary' AS kind, 'S' || id AS ref, id, prompt_number, created_at, request, investigated,"
-                   " learned, completed, next_steps, notes, files_read, files_edited FROM summaries WHERE session_id = ?",
+        "observation": "SELECT 'observation' AS kind, '#' || id AS ref, id, prompt_number, created_at,"
+                       f" {rows.select(rows.OBSERVATION_CONTENT)} FROM observations WHERE session_id = ?",
+        "summary": "SELECT 'summary' AS kind, 'S' || id AS ref, id, prompt_number, created_at,"
+                   f" {rows.select(rows.SUMMARY_CONTENT)} FROM summaries WHERE session_id = ?",
     }
     return {kind: _dicts(conn.execute(f"{sql} ORDER BY created_at, id LIMIT ?", (session_id, limit)))
             for kind, sql in queries.items()}
@@ -223,7 +214,7 @@ def newest_prompt_id(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM prompts").fetchone()[0])
 
 
-def prompts_after(conn: sqlite3.Connection, last: int, limit: int) -> list[dict]:
+def prompts_after(conn: sqlite3.Connection, last: int, limit: int) -> list[Record]:
     """Public prompts with an id above `last`, oldest first, with their session's project and Claude Code id."""
     return _dicts(conn.execute(
         "SELECT p.id, p.session_id, p.prompt_number, p.text, p.created_at, s.project AS project,"
@@ -237,7 +228,7 @@ def prompts_after(conn: sqlite3.Connection, last: int, limit: int) -> list[dict]
 
 
 def add_manual_observation(conn: sqlite3.Connection, project: str, kind: str, title: str, narrative: str,
-                           content_hash: str) -> tuple[dict, bool]:
+                           content_hash: str) -> tuple[ObservationRow, bool]:
     """(the stored note, whether it is new): a note with no session, stored once per project and hash."""
     with transaction(conn):
         existing = conn.execute(
@@ -253,4 +244,4 @@ def add_manual_observation(conn: sqlite3.Connection, project: str, kind: str, ti
         else:
             row_id = existing[0]
     cursor = conn.execute("SELECT * FROM observations WHERE id = ?", (row_id,))
-    return row_dict(cursor, cursor.fetchone()), existing is None
+    return cast(ObservationRow, row_dict(cursor, cursor.fetchone())), existing is None

@@ -17,34 +17,26 @@ import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from claude_mem import privacy
 from claude_mem.domain import iso
-from claude_mem.store import caught_late
+from claude_mem.store import caught_late, rows
 from claude_mem.store.models import Batch, ParsedObservation, ParsedSummary
+from claude_mem.store.rows import ObservationRow, SummaryRow
 from claude_mem.store.transaction import transaction
 
 log = logging.getLogger("claude_mem.store")
 T = TypeVar("T", ParsedObservation, ParsedSummary)
 
-OBSERVATION_COLUMNS = (
-    "id", "session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts",
-    "files_read", "files_modified", "prompt_number", "input_tokens", "output_tokens", "created_at",
-)
-SUMMARY_COLUMNS = (
-    "id", "session_id", "project", "event_id", "prompt_number", "request", "investigated", "learned",
-    "completed", "next_steps", "files_read", "files_edited", "notes", "created_at",
-)
-_JSON_LISTS = ("facts", "concepts", "files_read", "files_modified", "files_edited")
 
 
 @dataclass
 class Stored:
     """What one committed batch produced (for the event bus)."""
 
-    observations: list[dict[str, object]] = field(default_factory=list)
-    summaries: list[dict[str, object]] = field(default_factory=list)
+    observations: list[ObservationRow] = field(default_factory=list)
+    summaries: list[SummaryRow] = field(default_factory=list)
     session_completed: bool = False
 
 
@@ -53,14 +45,9 @@ def content_hash(obs: ParsedObservation) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
-def _row(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], row_id: int) -> dict[str, object]:
-    values = conn.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE id = ?", (row_id,)).fetchone()
-    row = dict(zip(columns, values))
-    for name in _JSON_LISTS:
-        value = row.get(name)
-        if isinstance(value, str):
-            row[name] = json.loads(value)
-    return row
+def _row(conn: sqlite3.Connection, table: str, row_id: int) -> dict[str, Any]:
+    cursor = conn.execute(f"SELECT * FROM {table} WHERE id = ?", (row_id,))
+    return rows.decode(dict(zip((column[0] for column in cursor.description), cursor.fetchone())))
 
 
 def _prompt_number(batch: Batch) -> int | None:
@@ -109,14 +96,10 @@ def store_batch(
             return None
         for obs, caught in zip(observations, echoed):
             digest = content_hash(obs)
-            cursor = conn.execute(
-                "INSERT OR IGNORE INTO observations (session_id, project, type, title, subtitle, narrative, facts,"
-                " concepts, files_read, files_modified, prompt_number, content_hash, input_tokens, output_tokens,"
-                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (batch.session_id, batch.project, obs.type, obs.title, obs.subtitle or None, obs.narrative,
-                 json.dumps(list(obs.facts)), json.dumps(list(obs.concepts)), json.dumps(list(obs.files_read)),
-                 json.dumps(list(obs.files_modified)), prompt_number, digest, input_tokens, output_tokens, now),
-            )
+            values = {"session_id": batch.session_id, "project": batch.project, **rows.content_values(obs),
+                      "prompt_number": prompt_number, "content_hash": digest, "input_tokens": input_tokens,
+                      "output_tokens": output_tokens, "created_at": now}
+            cursor = conn.execute(rows.insert("observations", values, "INSERT OR IGNORE"), values)
             if cursor.rowcount and cursor.lastrowid is not None:
                 observation_id = cursor.lastrowid
                 observation_ids.append(observation_id)
@@ -133,15 +116,10 @@ def store_batch(
             )
         summarize = batch.first("summarize")
         if summarize is not None and summary is not None:
-            s = summary
-            cursor = conn.execute(
-                "INSERT OR IGNORE INTO summaries (session_id, project, event_id, prompt_number, request,"
-                " investigated, learned, completed, next_steps, files_read, files_edited, notes, input_tokens,"
-                " output_tokens, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (batch.session_id, batch.project, summarize.id, prompt_number, s.request, s.investigated,
-                 s.learned, s.completed, s.next_steps, json.dumps(list(s.files_read)),
-                 json.dumps(list(s.files_edited)), s.notes, input_tokens, output_tokens, now),
-            )
+            values = {"session_id": batch.session_id, "project": batch.project, "event_id": summarize.id,
+                      "prompt_number": prompt_number, **rows.content_values(summary), "input_tokens": input_tokens,
+                      "output_tokens": output_tokens, "created_at": now}
+            cursor = conn.execute(rows.insert("summaries", values, "INSERT OR IGNORE"), values)
             if cursor.rowcount and cursor.lastrowid is not None:
                 summary_ids.append(cursor.lastrowid)
                 _title_from_first_summary(conn, batch.session_id)
@@ -172,8 +150,8 @@ def store_batch(
             " next_attempt_at = NULL WHERE id = ?",
             [(now, error[:2000], event_id) for event_id, error in failed.items() if event_id in batch.ids],
         )
-        stored.observations = [_row(conn, "observations", OBSERVATION_COLUMNS, i) for i in observation_ids]
-        stored.summaries = [_row(conn, "summaries", SUMMARY_COLUMNS, i) for i in summary_ids]
+        stored.observations = [cast(ObservationRow, _row(conn, "observations", i)) for i in observation_ids]
+        stored.summaries = [cast(SummaryRow, _row(conn, "summaries", i)) for i in summary_ids]
     return stored
 
 

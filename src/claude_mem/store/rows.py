@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
 from claude_mem.store.models import ParsedObservation, ParsedSummary
@@ -185,3 +185,25 @@ def encode_list(values: object) -> str:
     """A list column's stored text (what `decode_list` reads back)."""
     items = [values] if isinstance(values, str) else values if isinstance(values, list | tuple) else []
     return json.dumps([str(item) for item in items], ensure_ascii=False)
+
+
+def content_values(parsed: ParsedObservation | ParsedSummary) -> dict[str, object]:
+    """The observer-written fields as their columns store them: lists JSON-encoded, and an empty text
+    NULL where the column allows it (an observation's subtitle)."""
+    table = ObservationRow if isinstance(parsed, ParsedObservation) else SummaryRow
+    hints = typing.get_type_hints(table)
+    values: dict[str, object] = {}
+    for name in content(type(parsed)):
+        value = getattr(parsed, name)
+        if name in JSON_LISTS:
+            value = encode_list(list(value))
+        elif value == "" and type(None) in typing.get_args(hints[name]):
+            value = None
+        values[name] = value
+    return values
+
+
+def insert(table: str, names: Iterable[str], verb: str = "INSERT") -> str:
+    """`INSERT INTO table (a, b) VALUES (:a, :b)` for named parameters; `verb` may add `OR IGNORE`."""
+    listed = tuple(names)
+    return f"{verb} INTO {table} ({', '.join(listed)}) VALUES ({', '.join(':' + name for name in listed)})"
