@@ -207,3 +207,27 @@ def insert(table: str, names: Iterable[str], verb: str = "INSERT") -> str:
     """`INSERT INTO table (a, b) VALUES (:a, :b)` for named parameters; `verb` may add `OR IGNORE`."""
     listed = tuple(names)
     return f"{verb} INTO {table} ({', '.join(listed)}) VALUES ({', '.join(':' + name for name in listed)})"
+
+
+def content_from(row_type: type, payload: Mapping[str, Any]) -> dict[str, object]:
+    """The content columns of `row_type` (an observation's or summary's) from a foreign mapping — a
+    teammate's pushed row, an import — each made the type its column holds: lists JSON-encoded (a
+    non-list reads as empty), texts as text ("" when missing), an optional text None unless text."""
+    hints = typing.get_type_hints(row_type)
+    names = OBSERVATION_CONTENT if row_type is ObservationRow else SUMMARY_CONTENT
+    values: dict[str, object] = {}
+    for name in names:
+        value = payload.get(name)
+        if name in JSON_LISTS:
+            values[name] = encode_list(value if isinstance(value, list) else [])
+        elif type(None) in typing.get_args(hints[name]):
+            values[name] = value if isinstance(value, str) else None
+        else:
+            values[name] = "" if value is None else str(value)
+    return values
+
+
+def columns_except(row_type: type, local: Iterable[str]) -> tuple[str, ...]:
+    """The columns of `row_type` but `local` ones (one machine's bookkeeping), in table order."""
+    skip = set(local)
+    return tuple(name for name in columns(row_type) if name not in skip)

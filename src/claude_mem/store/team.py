@@ -9,15 +9,23 @@ pushed back. A deleted row leaves a tombstone (its uid) that the team service pu
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from typing import Any
 
+from claude_mem.store import rows
+from claude_mem.store.rows import ObservationRow, SummaryRow
 from claude_mem.store.transaction import transaction
 
 KINDS = ("session", "prompt", "observation", "summary")
 TABLES = {"session": "sessions", "prompt": "prompts", "observation": "observations", "summary": "summaries"}
-JSON_FIELDS = ("facts", "concepts", "files_read", "files_modified", "files_edited")
+# A row pushed or pulled: its columns that travel, plus its session's uid, Claude Code id and start.
+TeamRow = dict[str, Any]
+# One machine's own bookkeeping, which never travels; author and device are the server's to say.
+_LOCAL = ("id", "session_id", "event_id", "fetch_count", "author", "device", "team_rev")
+TRAVELS = {"observation": rows.columns_except(ObservationRow, _LOCAL),
+           "summary": rows.columns_except(SummaryRow, _LOCAL)}
+_SESSION_OF = "s.uid AS session_uid, s.content_session_id, s.started_at AS session_started_at"
 
 # What travels, per kind: everything that makes the row what it is, nothing that is one machine's own
 # bookkeeping (row ids, fetch counts, the observer's session, when it was last injected, the cwd).
@@ -31,15 +39,11 @@ _SELECT = {
         " p.prompt_number, p.text, p.created_at FROM prompts p JOIN sessions s ON s.id = p.session_id"
     ),
     "observation": (
-        "SELECT o.id, o.uid, o.project, s.uid AS session_uid, s.content_session_id,"
-        " s.started_at AS session_started_at, o.type, o.title, o.subtitle, o.narrative, o.facts, o.concepts,"
-        " o.files_read, o.files_modified, o.prompt_number, o.content_hash, o.input_tokens, o.output_tokens,"
-        " o.created_at FROM observations o LEFT JOIN sessions s ON s.id = o.session_id"
+        f"SELECT o.id, {_SESSION_OF}, {rows.select(TRAVELS['observation'], 'o')}"
+        " FROM observations o LEFT JOIN sessions s ON s.id = o.session_id"
     ),
     "summary": (
-        "SELECT m.id, m.uid, m.project, s.uid AS session_uid, s.content_session_id,"
-        " s.started_at AS session_started_at, m.prompt_number, m.request, m.investigated, m.learned, m.completed,"
-        " m.next_steps, m.files_read, m.files_edited, m.notes, m.input_tokens, m.output_tokens, m.created_at"
+        f"SELECT m.id, {_SESSION_OF}, {rows.select(TRAVELS['summary'], 'm')}"
         " FROM summaries m JOIN sessions s ON s.id = m.session_id"
     ),
 }
@@ -103,18 +107,12 @@ def project_for_team(conn: sqlite3.Connection, team_project: str, at: str) -> st
 # -- push ----------------------------------------------------------------------------------------------
 
 
-def _row_dict(cursor: sqlite3.Cursor, row: tuple) -> dict:
-    item = {column[0]: value for column, value in zip(cursor.description, row, strict=True)}
-    for name in JSON_FIELDS:
-        if name in item and isinstance(item[name], str):
-            try:
-                item[name] = json.loads(item[name])
-            except ValueError:
-                item[name] = []
-    return item
+def _row_dict(cursor: sqlite3.Cursor, row: Sequence[object]) -> TeamRow:
+    return rows.decode({column[0]: value for column, value in zip(cursor.description, row, strict=True)})
 
 
-def unpushed(conn: sqlite3.Connection, kind: str, projects: Sequence[str], limit: int, after: int = 0) -> list[dict]:
+def unpushed(conn: sqlite3.Connection, kind: str, projects: Sequence[str], limit: int,
+             after: int = 0) -> list[TeamRow]:
     """Up to `limit` rows of `kind` in `projects` that the team server does not have yet, oldest first."""
     if not projects:
         return []
@@ -147,7 +145,7 @@ def mark_pushed(conn: sqlite3.Connection, kind: str, revisions: Sequence[tuple[i
     return gone
 
 
-def tombstones(conn: sqlite3.Connection, limit: int) -> list[dict]:
+def tombstones(conn: sqlite3.Connection, limit: int) -> list[dict[str, str]]:
     """The oldest `limit` tombstones: {uid, kind, project}."""
     return [{"uid": uid, "kind": kind, "project": project} for uid, kind, project in conn.execute(
         "SELECT uid, kind, project FROM team_tombstones ORDER BY deleted_at, uid LIMIT ?", (limit,))]
@@ -161,7 +159,7 @@ def drop_tombstones(conn: sqlite3.Connection, uids: Sequence[str]) -> None:
 # -- pull ----------------------------------------------------------------------------------------------
 
 
-def _session_id(conn: sqlite3.Connection, row: dict, project: str) -> int | None:
+def _session_id(conn: sqlite3.Connection, row: TeamRow, project: str) -> int | None:
     """The local id of a pulled row's session, made as a placeholder if its own row has not arrived
     (it comes later and fills it in); None for a manual note."""
     payload = row["payload"]
@@ -181,11 +179,7 @@ def _session_id(conn: sqlite3.Connection, row: dict, project: str) -> int | None
     return cursor.lastrowid if cursor.rowcount else None
 
 
-def _dumps(value: object) -> str:
-    return json.dumps(value if isinstance(value, list) else [], ensure_ascii=False)
-
-
-def _upsert_session(conn: sqlite3.Connection, row: dict, project: str) -> None:
+def _upsert_session(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
     p = row["payload"]
     conn.execute(
         "INSERT INTO sessions (uid, content_session_id, project, title, status, started_at, ended_at, last_activity_at,"
@@ -204,7 +198,7 @@ def _upsert_session(conn: sqlite3.Connection, row: dict, project: str) -> None:
     )
 
 
-def _upsert_prompt(conn: sqlite3.Connection, row: dict, project: str) -> None:
+def _upsert_prompt(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
     p = row["payload"]
     session_id = _session_id(conn, row, project)
     if session_id is None:
@@ -218,53 +212,37 @@ def _upsert_prompt(conn: sqlite3.Connection, row: dict, project: str) -> None:
     )
 
 
-def _upsert_observation(conn: sqlite3.Connection, row: dict, project: str) -> None:
+def _pulled(row: TeamRow, row_type: type, project: str, session_id: int | None) -> dict[str, object]:
+    """A pulled observation's or summary's columns: its content made the types our columns hold, the
+    rest as the teammate's machine stored it, and who wrote it at which server revision."""
     p = row["payload"]
-    conn.execute(
-        "INSERT INTO observations (uid, session_id, project, type, title, subtitle, narrative, facts, concepts,"
-        " files_read, files_modified, prompt_number, content_hash, input_tokens, output_tokens, created_at, author,"
-        " device, team_rev) VALUES (:uid, :session, :project, :type, :title, :subtitle, :narrative, :facts, :concepts,"
-        " :read, :modified, :number, :hash, :input, :output, :created, :author, :device, :rev)"
-        " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev WHERE observations.device IS NOT NULL"
-        " ON CONFLICT DO NOTHING",
-        {"uid": row["uid"], "session": _session_id(conn, row, project), "project": project,
-         "type": p.get("type"), "title": str(p.get("title") or ""), "subtitle": p.get("subtitle"),
-         "narrative": str(p.get("narrative") or ""), "facts": _dumps(p.get("facts")),
-         "concepts": _dumps(p.get("concepts")), "read": _dumps(p.get("files_read")),
-         "modified": _dumps(p.get("files_modified")), "number": p.get("prompt_number"),
-         "hash": str(p.get("content_hash") or row["uid"]), "input": int(p.get("input_tokens") or 0),
-         "output": int(p.get("output_tokens") or 0), "created": p.get("created_at"), "author": row["author"],
-         "device": row["device"], "rev": row["rev"]},
-    )
+    return {"uid": row["uid"], "session_id": session_id, "project": project, "prompt_number": p.get("prompt_number"),
+            **rows.content_from(row_type, p), "input_tokens": int(p.get("input_tokens") or 0),
+            "output_tokens": int(p.get("output_tokens") or 0), "created_at": p.get("created_at"),
+            "author": row["author"], "device": row["device"], "team_rev": row["rev"]}
 
 
-def _upsert_summary(conn: sqlite3.Connection, row: dict, project: str) -> None:
-    p = row["payload"]
+def _upsert_observation(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
+    values = _pulled(row, ObservationRow, project, _session_id(conn, row, project))
+    values["content_hash"] = str(row["payload"].get("content_hash") or row["uid"])
+    conn.execute(rows.insert("observations", values) + " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
+                 " WHERE observations.device IS NOT NULL ON CONFLICT DO NOTHING", values)
+
+
+def _upsert_summary(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
     session_id = _session_id(conn, row, project)
     if session_id is None:
         return
-    conn.execute(
-        "INSERT INTO summaries (uid, session_id, project, prompt_number, request, investigated, learned, completed,"
-        " next_steps, files_read, files_edited, notes, input_tokens, output_tokens, created_at, author, device,"
-        " team_rev) VALUES (:uid, :session, :project, :number, :request, :investigated, :learned, :completed, :next,"
-        " :read, :edited, :notes, :input, :output, :created, :author, :device, :rev)"
-        " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev WHERE summaries.device IS NOT NULL"
-        " ON CONFLICT DO NOTHING",
-        {"uid": row["uid"], "session": session_id, "project": project, "number": p.get("prompt_number"),
-         "request": str(p.get("request") or ""), "investigated": str(p.get("investigated") or ""),
-         "learned": str(p.get("learned") or ""), "completed": str(p.get("completed") or ""),
-         "next": str(p.get("next_steps") or ""), "read": _dumps(p.get("files_read")),
-         "edited": _dumps(p.get("files_edited")), "notes": str(p.get("notes") or ""),
-         "input": int(p.get("input_tokens") or 0), "output": int(p.get("output_tokens") or 0),
-         "created": p.get("created_at"), "author": row["author"], "device": row["device"], "rev": row["rev"]},
-    )
+    values = _pulled(row, SummaryRow, project, session_id)
+    conn.execute(rows.insert("summaries", values) + " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
+                 " WHERE summaries.device IS NOT NULL ON CONFLICT DO NOTHING", values)
 
 
 _UPSERT = {"session": _upsert_session, "prompt": _upsert_prompt, "observation": _upsert_observation,
            "summary": _upsert_summary}
 
 
-def apply_pulled(conn: sqlite3.Connection, rows: Sequence[dict], local_project: dict[str, str]) -> dict[str, int]:
+def apply_pulled(conn: sqlite3.Connection, pulled: Sequence[TeamRow], local_project: dict[str, str]) -> dict[str, int]:
     """Store rows pulled from the server ({uid, kind, project, author, device, payload, deleted, rev}),
     in revision order, in one transaction: new and changed rows upserted by uid, tombstones deleted
     (their own tombstones dropped: the server has them). `local_project` maps the team project of each
@@ -272,7 +250,7 @@ def apply_pulled(conn: sqlite3.Connection, rows: Sequence[dict], local_project: 
     stored = deleted = skipped = 0
     with transaction(conn):
         waiting = {uid for (uid,) in conn.execute("SELECT uid FROM team_tombstones")}
-        for row in rows:
+        for row in pulled:
             table = TABLES[row["kind"]]
             if row["deleted"]:
                 deleted += conn.execute(f"DELETE FROM {table} WHERE uid = ?", (row["uid"],)).rowcount
@@ -307,9 +285,9 @@ def delete_rows(conn: sqlite3.Connection, kind: str, uids: Sequence[str]) -> int
 _PROJECT_COLUMN = {"session": "s.project", "prompt": "s.project", "observation": "o.project", "summary": "m.project"}
 
 
-def team_rows(conn: sqlite3.Connection, projects: Sequence[str]) -> dict[str, dict]:
+def team_rows(conn: sqlite3.Connection, projects: Sequence[str]) -> dict[str, TeamRow]:
     """uid → {kind, author, device, what travels} of every shareable row of `projects` (checks and tests)."""
-    found: dict[str, dict] = {}
+    found: dict[str, TeamRow] = {}
     table_alias = {"session": "s", "prompt": "p", "observation": "o", "summary": "m"}
     for kind in KINDS:
         alias = table_alias[kind]
