@@ -189,10 +189,10 @@ class Pipeline:
         self.rate_limited = 0
         if stored is None:
             return
-        for row in stored.observations:
-            self.publish("observation", row)
-        for row in stored.summaries:
-            self.publish("summary", row)
+        for observation in stored.observations:
+            self.publish("observation", observation)
+        for summary in stored.summaries:
+            self.publish("summary", summary)
         if stored.session_completed:
             await self.conversations.close(batch.content_session_id)
 

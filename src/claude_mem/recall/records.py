@@ -5,14 +5,15 @@
 
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 from claude_mem.domain import RecallError, UnknownRecord, parse_ref, ref
 from claude_mem.store import memory
 
 
-def get_observations(conn: sqlite3.Connection, ids: Iterable[int], count_fetch: bool = True) -> list[dict]:
+def get_observations(conn: sqlite3.Connection, ids: Iterable[int], count_fetch: bool = True) -> list[dict[str, Any]]:
     """Full observations in the order asked (unknown ids skipped); increments their `fetch_count`."""
-    return memory.observations_by_id(conn, ids, count_fetch)
+    return [dict(row) for row in memory.observations_by_id(conn, ids, count_fetch)]
 
 
 def fetch(conn: sqlite3.Connection, refs: Iterable[str]) -> tuple[list[dict], list[str]]:
@@ -29,7 +30,8 @@ def fetch(conn: sqlite3.Connection, refs: Iterable[str]) -> tuple[list[dict], li
         if kind == "observation":
             item = observations.get(row_id)
         elif kind == "summary":
-            item = memory.summary_by_id(conn, row_id)
+            summary = memory.summary_by_id(conn, row_id)
+            item = dict(summary) if summary is not None else None
         else:
             item = memory.prompt_by_id(conn, row_id)
         if item is None:

@@ -5,11 +5,19 @@ ingests the spool, so a spooled record lands exactly as it would have. Stdlib on
 import it.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sqlite3
 
 from claude_mem.capture import diagnostics
+
+if False:  # for the type checker only: `typing` stays off the hook path
+    from typing import Any
+
+    Record = dict[str, Any]
+
 from claude_mem.store import db, projects
 
 _UPSERT_SESSION = """
@@ -22,7 +30,7 @@ ON CONFLICT (content_session_id) DO UPDATE SET
 """
 
 
-def _session_id(conn: sqlite3.Connection, record: dict, known: int | None) -> int:
+def _session_id(conn: sqlite3.Connection, record: Record, known: int | None) -> int:
     """Create or touch the session (`known`: its id when it exists); its project is fixed by the first
     event that creates it."""
     at = record["captured_at"]
@@ -44,7 +52,7 @@ def _current_prompt(conn: sqlite3.Connection, session_id: int) -> tuple[int, boo
     return (int(row[0]), bool(row[1])) if row else (0, False)
 
 
-def _insert_event(conn: sqlite3.Connection, record: dict, session_id: int, number: int | None, payload: dict) -> bool:
+def _insert_event(conn: sqlite3.Connection, record: Record, session_id: int, number: int | None, payload: Record) -> bool:
     cursor = conn.execute(
         "INSERT INTO pending_events (event_key, session_id, kind, prompt_number, payload, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_key) DO NOTHING",
@@ -54,12 +62,12 @@ def _insert_event(conn: sqlite3.Connection, record: dict, session_id: int, numbe
     return cursor.rowcount == 1
 
 
-def is_duplicate(conn: sqlite3.Connection, record: dict) -> bool:
+def is_duplicate(conn: sqlite3.Connection, record: Record) -> bool:
     key = record.get("event_key")
     return bool(key) and conn.execute("SELECT 1 FROM pending_events WHERE event_key = ?", (key,)).fetchone() is not None
 
 
-def _settle_project(conn: sqlite3.Connection, record: dict) -> int | None:
+def _settle_project(conn: sqlite3.Connection, record: Record) -> int | None:
     """Set the record's project to its session's: the stored one, or for a new session the key its
     checkout resolves to (`store.projects`: a moved or re-cloned checkout keeps its first-known key).
     Returns the session's id when it exists."""
@@ -73,7 +81,7 @@ def _settle_project(conn: sqlite3.Connection, record: dict) -> int | None:
     return None
 
 
-def apply_record(conn: sqlite3.Connection, record: dict) -> bool:
+def apply_record(conn: sqlite3.Connection, record: Record) -> bool:
     """Write the rows of one capture record; False when it added nothing (a duplicate, a private turn).
 
     The record's `project` becomes the session's project key (what the session-start context shows)."""

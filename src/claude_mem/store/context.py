@@ -5,9 +5,15 @@ failed events, when a session last received context, and the prompt-context FTS 
 only and import-light (no typing, dataclasses, pathlib or logging): it runs inside the hooks.
 """
 
+from __future__ import annotations
+
 import sqlite3
 
 from claude_mem.store.transaction import transaction
+
+if False:  # for the type checker only: `typing` stays off the hook path
+    from typing import Any
+
 
 # BM25 column weights of observations_fts (title, subtitle, narrative, facts, concepts), chosen on the
 # LoCoMo dev split (`python -m bench locomo`): even weights scored R@5 0.569 against 0.528 for the
@@ -16,7 +22,7 @@ from claude_mem.store.transaction import transaction
 OBSERVATION_WEIGHTS = "1.0, 1.0, 1.0, 1.0, 2.0"
 
 
-def _since(since: str | None) -> tuple[str, tuple]:
+def _since(since: str | None) -> tuple[str, tuple[str, ...]]:
     return (" AND created_at > ?", (since,)) if since else ("", ())
 
 
@@ -27,7 +33,7 @@ def observation_total(conn: sqlite3.Connection, project: str, since: str | None 
                .fetchone()[0])
 
 
-def index_rows(conn: sqlite3.Connection, project: str, since: str | None, limit: int) -> list[tuple]:
+def index_rows(conn: sqlite3.Connection, project: str, since: str | None, limit: int) -> list[tuple[Any, ...]]:
     """The newest observations, newest first: (id, created_at, type, title, characters of their full text,
     author: None for this machine's own, a teammate's name for team memory)."""
     where, args = _since(since)
@@ -39,14 +45,15 @@ def index_rows(conn: sqlite3.Connection, project: str, since: str | None, limit:
     ).fetchall()
 
 
-def latest_summary(conn: sqlite3.Connection, project: str, since: str | None = None) -> tuple | None:
+def latest_summary(conn: sqlite3.Connection, project: str, since: str | None = None) -> tuple[Any, ...] | None:
     """(created_at, request, learned, completed, next_steps) of the project's newest summary."""
     where, args = _since(since)
-    return conn.execute(
+    row: tuple[Any, ...] | None = conn.execute(
         "SELECT created_at, request, learned, completed, next_steps FROM summaries"
         f" WHERE project = ?{where} ORDER BY created_at DESC, id DESC LIMIT 1",
         (project, *args),
     ).fetchone()
+    return row
 
 
 def failed_event_count(conn: sqlite3.Connection, project: str) -> int:
@@ -109,7 +116,7 @@ def shown_ids(conn: sqlite3.Connection, content_session_id: str) -> set[int]:
         (content_session_id,))}
 
 
-def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limit: int) -> list[tuple]:
+def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limit: int) -> list[tuple[Any, ...]]:
     """(id, created_at, type, title, subtitle, bm25) of the project's observations matching an FTS5
     expression, best first (BM25 with the title and subtitle weighted up; lower is better)."""
     return conn.execute(
@@ -124,7 +131,7 @@ def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limi
 
 def indexed_observations(conn: sqlite3.Connection) -> int:
     """How many observations the search index holds (all projects: BM25's idf counts them all)."""
-    return conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0]
+    return int(conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0])
 
 
 def known_projects(conn: sqlite3.Connection) -> list[str]:

@@ -110,4 +110,4 @@ def connect_readonly(path: str, busy_timeout_ms: int = WORKER_BUSY_MS) -> Store 
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
-    return conn.execute("PRAGMA user_version").fetchone()[0]
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])

@@ -17,10 +17,15 @@ A *target* names rows by what is the same in every copy of the database, never b
 import os
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 from claude_mem import paths
 from claude_mem.store.migrations import FTS_COLUMNS
 from claude_mem.store.transaction import transaction
+
+# What to forget: {"observations": [(id or None, query or None, project or None), …]}, {"session": id}
+# or {"project": key}, as `recall.forget` resolved it.
+Target = dict[str, Any]
 
 _COUNTED = ("prompts", "pending_events", "summaries", "observations")
 
@@ -84,10 +89,12 @@ def _observation_where(content_session_id: str | None, project: str, digest: str
             (digest, content_session_id))
 
 
-def removed_ids(conn: sqlite3.Connection, target: dict) -> dict[str, list]:
+def removed_ids(conn: sqlite3.Connection, target: Target) -> dict[str, list[Any]]:
     """What deleting `target` removes from this database, by row id (sessions by Claude Code id), for
     telling open viewers: `{observations, summaries, prompts, sessions}`. Read before the delete."""
-    ids = lambda sql, args: [row[0] for row in conn.execute(sql, args)]  # noqa: E731
+    def ids(sql: str, args: Sequence[object]) -> list[Any]:
+        return [row[0] for row in conn.execute(sql, args)]
+
     if "observations" in target:
         found: list[int] = []
         for observation in target["observations"]:
@@ -107,7 +114,7 @@ def removed_ids(conn: sqlite3.Connection, target: dict) -> dict[str, list]:
     }
 
 
-def delete(conn: sqlite3.Connection, target: dict) -> None:
+def delete(conn: sqlite3.Connection, target: Target) -> None:
     """Delete what `target` names, inside the caller's transaction (foreign keys cascade the rest)."""
     if "observations" in target:
         for observation in target["observations"]:
@@ -133,14 +140,14 @@ def scrub(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def apply(conn: sqlite3.Connection, target: dict) -> None:
+def apply(conn: sqlite3.Connection, target: Target) -> None:
     """Delete in one transaction, then scrub."""
     with transaction(conn):
         delete(conn, target)
     scrub(conn)
 
 
-def rewrite_backups(data_dir: str, target: dict) -> dict[str, list[str]]:
+def rewrite_backups(data_dir: str, target: Target) -> dict[str, list[str]]:
     """Apply the same forget to every backup; delete any backup that cannot be rewritten."""
     report: dict[str, list[str]] = {"rewritten": [], "pruned": []}
     for path in paths.list_backups(data_dir):

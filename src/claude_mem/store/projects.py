@@ -6,9 +6,15 @@ resolves to it, as does a path or remote that `merge` aliased. Resolution is one
 by the hooks when a session starts. Stdlib only: the hooks import it.
 """
 
+from __future__ import annotations
+
 import sqlite3
 
 from claude_mem import project as identity
+
+if False:  # for the type checker only: `typing` stays off the hook path
+    from typing import Any
+
 
 # Best match first: an alias of this path, this path as a known project (or one with sessions from
 # before projects were recorded), an alias of the remote, the first-seen project with this remote.
@@ -41,7 +47,7 @@ def resolve(conn: sqlite3.Connection | None, root: str, remote: str | None) -> s
     return found[0] if found else root
 
 
-def project_here(conn: sqlite3.Connection | None, cwd: str | None, env: dict | None = None) -> str:
+def project_here(conn: sqlite3.Connection | None, cwd: str | None, env: dict[str, str] | None = None) -> str:
     """The project of a working directory (`CLAUDE_PROJECT_DIR` first, as for hooks): the one function
     every surface asks (hooks, CLI defaults, MCP server, statusline, per-prompt memory)."""
     root, remote = identity.identity(cwd, env)
@@ -90,7 +96,7 @@ FROM keys LEFT JOIN projects p ON p.key = keys.key ORDER BY keys.key
 """
 
 
-def listing(conn: sqlite3.Connection) -> list[dict]:
+def listing(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Every project: key, remote, first_seen, sessions, observations, summaries, last_activity, aliases."""
     aliases: dict[str, list[str]] = {}
     for alias, key in conn.execute("SELECT alias, project FROM project_aliases ORDER BY alias"):

@@ -10,7 +10,9 @@ from claude_mem.store.queue import queue_counts
 
 def store_counts(conn: sqlite3.Connection) -> dict[str, object]:
     """Rows per table; events broken down by status."""
-    scalar = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    def scalar(sql: str) -> int:
+        return int(conn.execute(sql).fetchone()[0])
+
     return {
         "sessions": scalar("SELECT COUNT(*) FROM sessions"),
         "prompts": scalar("SELECT COUNT(*) FROM prompts"),

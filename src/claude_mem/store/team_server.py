@@ -114,7 +114,7 @@ def migrate(conn: Any) -> list[str]:
         conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK,))
 
 
-def push(conn: Any, rows: Sequence[dict], author: str, device: str) -> dict[str, tuple[int, bool]]:
+def push(conn: Any, rows: Sequence[dict[str, Any]], author: str, device: str) -> dict[str, tuple[int, bool]]:
     """Upsert rows ({uid, kind, project, payload}) in one transaction; returns uid → (its revision on
     the server, deleted there). Rows already there unchanged keep their revision; deleted ones stay so."""
     if not rows:
@@ -158,7 +158,7 @@ def projects(conn: Any) -> list[str]:
     return [str(row[0]) for row in conn.execute("SELECT id FROM claude_mem.projects ORDER BY id")]
 
 
-def pull(conn: Any, project: str, after: int, device: str, limit: int) -> list[dict]:
+def pull(conn: Any, project: str, after: int, device: str, limit: int) -> list[dict[str, Any]]:
     """Up to `limit` rows of `project` with a revision above `after`, in revision order, written by
     other devices: {uid, kind, project, author, device, payload, deleted, rev}."""
     cursor = conn.execute(

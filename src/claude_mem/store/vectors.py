@@ -50,7 +50,7 @@ def progress(conn: sqlite3.Connection, model: str) -> dict[str, int]:
 
 def generation(conn: sqlite3.Connection) -> int:
     """A number that changes whenever any vector is added or removed (migration m005)."""
-    return conn.execute("SELECT generation FROM vector_generation WHERE id = 1").fetchone()[0]
+    return int(conn.execute("SELECT generation FROM vector_generation WHERE id = 1").fetchone()[0])
 
 
 def database_file(conn: sqlite3.Connection) -> str:
