@@ -18,12 +18,10 @@ from test_worker_lifecycle import (
 
 
 def seed(data_dir) -> int:
-    conn = connect(str(data_dir))
-    with conn:
+    with connect(str(data_dir)) as conn:
         session = add_session(conn, "crashing")
         event = add_event(conn, session, "tool", {"tool_name": "Bash", "tool_input": {"command": "make"},
                                                   "tool_response": {"stdout": "ok"}}, "crash-1")
-    conn.close()
     return event
 
 

@@ -30,7 +30,7 @@ EVENTS_PER_SESSION = 20
 def build(path: str) -> None:
     """40 sessions (long paths, so they span pages), a prompt each, 20 unfinished events each (~600 B)."""
     conn = db.connect(path)
-    with conn:
+    with db.transaction(conn):
         for number in range(SESSIONS):
             session = add_session(conn, f"session-{number:03d}", project="/home/dev/" + "p" * 180 + str(number))
             add_prompt(conn, session, f"prompt of session {number}")

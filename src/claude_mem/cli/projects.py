@@ -6,13 +6,13 @@ import click
 from rich.table import Table
 
 from claude_mem import project as identity
+from claude_mem import store
 from claude_mem.cli.group import cli
 from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json
 from claude_mem.cli.recall import opened
 from claude_mem.domain import utc_now
 from claude_mem.recall.common import RecallError, known_projects, resolve_project
-from claude_mem.store import db
 from claude_mem.store import projects as store_projects
 
 MOVED = ("sessions", "prompts", "events", "observations", "summaries")
@@ -88,6 +88,6 @@ def merge(source: str, target: str, yes: bool) -> None:
             if not _interactive():
                 raise click.ClickException(f"merging {what} needs your confirmation: run it in a terminal or pass --yes")
             click.confirm(f"Merge {what}?", abort=True, err=True)
-        with db.transaction(conn):
+        with store.transaction(conn):
             store_projects.merge(conn, source_key, target_key, utc_now())
     click.echo(f"Merged {what}.")

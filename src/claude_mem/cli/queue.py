@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import click
 from rich.table import Table
 
-from claude_mem import settings
+from claude_mem import settings, store
 from claude_mem.cli.group import cli
 from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json
 from claude_mem.domain import EVENT_STATUSES, MAX_ID
-from claude_mem.store import db, stats
+from claude_mem.store import Store, stats
 from claude_mem.store import queue as event_queue
 
 STATUSES = EVENT_STATUSES
 
 
-def _open() -> sqlite3.Connection:
-    return db.connect(db.db_path(settings.data_dir()))
+def _open() -> Store:
+    return store.open(settings.data_dir())
 
 
 @cli.group(invoke_without_command=True)

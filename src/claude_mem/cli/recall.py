@@ -1,16 +1,14 @@
 """Recall on the command line: `search`, `show`, `timeline`, `context`, `remember`, `forget`."""
 
 import os
-import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import click
 from rich.table import Table
 from rich.text import Text
 
-from claude_mem import settings
+from claude_mem import settings, store
 from claude_mem.cli.group import cli
 from claude_mem.cli.options import json_option, project_option
 from claude_mem.cli.output import console, emit_json
@@ -24,17 +22,13 @@ from claude_mem.recall.present import RECORD_FIELDS, ref, when
 from claude_mem.recall.records import get_many
 from claude_mem.recall.remember import remember as store_note
 from claude_mem.recall.timeline import timeline as run_timeline
-from claude_mem.store import db
+from claude_mem.store import Store
 from claude_mem.store import projects as store_projects
 
 
-@contextmanager
-def opened() -> Iterator[sqlite3.Connection]:
-    conn = db.connect(db.db_path(settings.data_dir()))
-    try:
-        yield conn
-    finally:
-        conn.close()
+def opened() -> Store:
+    """This data dir's database: `with opened() as db:` closes it at the end."""
+    return store.open(settings.data_dir())
 
 
 def one_line(value: object, limit: int = 90) -> Text:
@@ -42,7 +36,7 @@ def one_line(value: object, limit: int = 90) -> Text:
     return Text(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
-def current_project(conn: sqlite3.Connection, value: str | None) -> str:
+def current_project(conn: Store, value: str | None) -> str:
     """--project resolved, else the project of the current directory."""
     if value:
         try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -15,13 +14,13 @@ import click
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from claude_mem import __version__, paths
+from claude_mem import __version__, paths, store
 from claude_mem.cli.checks import Context, gather, newest_good_backup
 from claude_mem.cli.doctor import has_problem, render, run_checks
 from claude_mem.cli.output import console
 from claude_mem.cli.registration import PLUGIN
 from claude_mem.runtime import control, discovery, environment, launch
-from claude_mem.store import backup, checkup, db, integrity
+from claude_mem.store import DatabaseError, backup, checkup, integrity
 
 BUILD_CODE = ("import sys; sys.path.insert(0, sys.argv[1]); from claude_mem.runtime import environment; "
               "sys.exit(0 if environment.build(sys.argv[2]) else 1)")
@@ -99,11 +98,11 @@ class Repairs:
             report = checkup.inspect_database(report.path, fts_limit=report.size)
         if not report.broken_indexes:
             return
-        conn = db.connect(report.path)
+        conn = store.open(path=report.path)
         try:
             integrity.rebuild(conn, report.broken_indexes)
             error = ""
-        except (sqlite3.DatabaseError, MemoryError) as exc:
+        except (DatabaseError, MemoryError) as exc:
             error = f"{type(exc).__name__}: {exc}"
         finally:
             conn.close()

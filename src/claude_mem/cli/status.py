@@ -6,7 +6,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from claude_mem import settings
+from claude_mem import settings, store
 from claude_mem.capture.diagnostics import capture_report
 from claude_mem.cli.group import cli
 from claude_mem.cli.options import json_option
@@ -126,7 +126,7 @@ def migrate() -> None:
     fresh data dir.
     """
     path = db.db_path(settings.data_dir())
-    conn = db.connect(path, migrate=False)
+    conn = store.open(path=path, migrate=False)
     try:
         applied = migrations.migrate(conn)
         version = db.schema_version(conn)

@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from claude_mem import settings
+from claude_mem import settings, store
 from claude_mem.cli.group import cli
 from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json
@@ -29,8 +29,9 @@ def local_report(directory: str, config: team_config.TeamConfig) -> dict[str, An
         return report
     report.update({"server": team_config.server_label(config.url), "projects": list(config.patterns),
                    "author": config.author, "share_prompts": config.share_prompts})
-    conn = db.connect_readonly(db.db_path(directory))
-    if conn is None:
+    try:
+        conn = store.open(directory, readonly=True)
+    except store.NoDatabase:
         return {**report, "outbox": 0, "pushed": 0, "pulled": 0}
     try:
         if db.schema_version(conn) < 8:
@@ -117,8 +118,7 @@ def sync() -> None:
     problem = config.problem()
     if problem:
         raise click.ClickException(problem)
-    path = db.db_path(directory)
-    replicator = Replicator(config, lambda: db.connect(path))
+    replicator = Replicator(config, lambda: store.open(directory))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console(), transient=True, disable=not sys.stderr.isatty()) as progress:
         tasks: dict[str, Any] = {}
@@ -132,7 +132,7 @@ def sync() -> None:
             totals = replicator.sync_once(advance)
         except Exception as exc:
             message = replicator.describe(exc)
-            record_failure(lambda: db.connect(path), message)
+            record_failure(lambda: store.open(directory), message)
             raise click.ClickException(f"team sync failed: {message}") from None
         finally:
             replicator.close()

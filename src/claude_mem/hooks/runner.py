@@ -17,8 +17,8 @@ from claude_mem.capture.payload import BadInput, Unregistered
 from claude_mem.domain import TURN_KINDS
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # the hook imports sqlite3 only when it writes
-    import sqlite3
+if TYPE_CHECKING:  # the hook imports the store only when it writes
+    from claude_mem.store import Store
 
 HELP_FLAGS = ("-h", "--help")
 # hook command -> what it does; `claude-mem hook --help` and the click group (cli/hook.py) show it.
@@ -91,18 +91,18 @@ def _bad_input(hook: str, data_dir: str, raw: bytes, problem: str) -> int:
     return 0
 
 
-def _store(data_dir: str, record: dict, hook: str) -> "tuple[str, sqlite3.Connection | None]":
+def _store(data_dir: str, record: dict, hook: str) -> "tuple[str, Store | None]":
     """Commit `record` (or spool it). Returns (outcome, open connection or None).
 
     outcome: "stored", "duplicate" (nothing new), or "spooled".
     """
-    from claude_mem.store import db
+    from claude_mem import store
     from claude_mem.store.capture import apply_record
 
     conn = None
     try:
-        conn = db.connect(db.db_path(data_dir), busy_timeout_ms=db.HOOK_BUSY_MS)
-        with db.transaction(conn):
+        conn = store.open(data_dir, busy_timeout_ms=store.HOOK_BUSY_MS)
+        with store.transaction(conn):
             added = apply_record(conn, record)
         return ("stored" if added else "duplicate"), conn
     except Exception as exc:  # noqa: BLE001 - busy, locked, damaged or anything else: never lose the event

@@ -6,13 +6,14 @@ session received it. While the plugin's environment is still being built (first 
 shown to the user says so (`runtime.environment.session_notice`). Stdlib only.
 """
 
-import sqlite3
+from __future__ import annotations
 
+from claude_mem import store
 from claude_mem.recall import context
-from claude_mem.store import db, projects
+from claude_mem.store import Store, projects
 
 
-def build_output(conn: sqlite3.Connection | None, record: dict, settings: dict, incoming: dict | None = None) -> dict:
+def build_output(conn: Store | None, record: dict, settings: dict, incoming: dict | None = None) -> dict:
     """Claude Code's SessionStart output for `record` (`conn` is None when the database was busy).
 
     `incoming` is the raw payload (for `source`: resume shows only what is new to the session).
@@ -20,7 +21,7 @@ def build_output(conn: sqlite3.Connection | None, record: dict, settings: dict, 
     project = str(record.get("project") or "")
     source = (incoming or {}).get("source")
     data_dir = str(settings.get("data_dir") or "")
-    reader = conn if conn is not None else db.connect_readonly(db.db_path(data_dir), db.HOOK_BUSY_MS)
+    reader = conn if conn is not None else _reader(data_dir)
     if conn is None:  # spooled: the store has not mapped a moved checkout to its project yet
         project = projects.resolve(reader, project, record.get("remote"))
     try:
@@ -37,3 +38,11 @@ def build_output(conn: sqlite3.Connection | None, record: dict, settings: dict, 
     if notice:
         result = {**result, "system_message": "%s; %s" % (result["system_message"], notice)}
     return context.hook_output(result)
+
+
+def _reader(data_dir: str) -> Store | None:
+    """The database to read the context from, None before anything was ever stored."""
+    try:
+        return store.open(data_dir, readonly=True, busy_timeout_ms=store.HOOK_BUSY_MS)
+    except store.NoDatabase:
+        return None

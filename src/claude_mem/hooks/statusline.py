@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import sys
 
-from claude_mem import settings
+from claude_mem import settings, store
 from claude_mem.recall.context import observer_name
 from claude_mem.runtime import discovery
-from claude_mem.store import db
 from claude_mem.store import projects as store_projects
 from claude_mem.store import stats as store_stats
 
@@ -49,13 +47,14 @@ def line(raw: bytes, data_dir: str | None = None) -> str:
         values = settings.load(data_dir)
     except settings.SettingsError:
         values = dict(settings.DEFAULTS)
-    conn = db.connect_readonly(db.db_path(data_dir), BUSY_MS)
-    if conn is None:
+    try:
+        conn = store.open(data_dir, readonly=True, busy_timeout_ms=BUSY_MS)
+    except store.NoDatabase:
         return "memory: starting (nothing stored yet)"
     try:
         key = store_projects.project_here(conn, _cwd(raw))
         notes, queued, failed = store_stats.status_counts(conn, key)
-    except sqlite3.Error:
+    except store.DatabaseError:
         return "memory: busy"
     finally:
         conn.close()

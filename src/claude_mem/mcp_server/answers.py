@@ -8,7 +8,6 @@ text of a memory comes from `observations_text`, for the ids the model picked.
 import json
 import os
 import re
-import sqlite3
 from collections.abc import Sequence
 
 from claude_mem.index.query import SearchQuery
@@ -18,6 +17,7 @@ from claude_mem.recall.present import record_lines, ref, row_line, when
 from claude_mem.recall.records import fetch
 from claude_mem.recall.sanitize import clean
 from claude_mem.recall.timeline import timeline
+from claude_mem.store import Store
 from claude_mem.store.memory import observation_count, store_is_empty
 
 EMPTY_STORE = (
@@ -28,7 +28,7 @@ _ORDER_WORDS = {"relevance": "best match first", "newest": "newest first", "olde
 _REF = re.compile(r"(#|[SsPp])?\d+")
 
 
-def scope(conn: sqlite3.Connection, project: str | None, all_projects: bool, here: str) -> str | None:
+def scope(conn: Store, project: str | None, all_projects: bool, here: str) -> str | None:
     """The project key to search: the one asked for, none (all projects), or the server's own."""
     if all_projects:
         if project:
@@ -51,7 +51,7 @@ def _ids_hint(items: list[dict]) -> str:
     return json.dumps(list(dict.fromkeys(refs)))
 
 
-def _nothing(conn: sqlite3.Connection, key: str | None, where: str, query: str | None, total: int,
+def _nothing(conn: Store, key: str | None, where: str, query: str | None, total: int,
              offset: int) -> str:
     if offset and total:
         return f"No results at offset {offset}: {where} has {total} for this search."
@@ -66,7 +66,7 @@ def _nothing(conn: sqlite3.Connection, key: str | None, where: str, query: str |
             " words, a prefix such as auth*, fewer filters" + (", or all_projects=true." if key else "."))
 
 
-def search_text(conn: sqlite3.Connection, here: str, query: str | None, *, project: str | None = None,
+def search_text(conn: Store, here: str, query: str | None, *, project: str | None = None,
                 all_projects: bool = False, types: Sequence[str] = (), kinds: Sequence[str] = ("observation",),
                 since: str | None = None, until: str | None = None, file: str | None = None,
                 concept: str | None = None, limit: int = 20, offset: int = 0, order: str = "relevance",
@@ -98,7 +98,7 @@ def search_text(conn: sqlite3.Connection, here: str, query: str | None, *, proje
     return "\n".join(lines)
 
 
-def timeline_text(conn: sqlite3.Connection, here: str, anchor: str, before: int = 5, after: int = 5,
+def timeline_text(conn: Store, here: str, anchor: str, before: int = 5, after: int = 5,
                   project: str | None = None, all_projects: bool = False) -> str:
     """Rows around the anchor in time order, the anchor marked with `→`."""
     if store_is_empty(conn):
@@ -123,7 +123,7 @@ def timeline_text(conn: sqlite3.Connection, here: str, anchor: str, before: int 
     return "\n".join(lines)
 
 
-def observations_text(conn: sqlite3.Connection, ids: Sequence[int | str]) -> str:
+def observations_text(conn: Store, ids: Sequence[int | str]) -> str:
     """Full records for the ids (each observation counts one fetch); unknown ids are listed at the end."""
     if store_is_empty(conn):
         return EMPTY_STORE

@@ -7,7 +7,6 @@ Results are plain text (`structured_output=False`): a typed return would reach t
 """
 
 import os
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Literal
@@ -17,11 +16,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from claude_mem import __version__, paths, settings
+from claude_mem import __version__, paths, settings, store
 from claude_mem.mcp_server import answers
 from claude_mem.recall.common import RecallError
 from claude_mem.recall.context import GET_TOOL, SEARCH_TOOL, TIMELINE_TOOL
-from claude_mem.store import db
+from claude_mem.store import DatabaseError, Store
 from claude_mem.store import projects as store_projects
 
 SERVER_NAME = "memory"
@@ -58,33 +57,33 @@ ProjectArg = Annotated[str | None, Field(
 AllProjectsArg = Annotated[bool, Field(description="Search every project instead of one.")]
 
 
-def here(conn: sqlite3.Connection | None) -> str:
+def here(conn: Store | None) -> str:
     """The project of the server's working directory (`CLAUDE_PROJECT_DIR` wins when set)."""
     return store_projects.project_here(conn, os.getcwd())
 
 
 @contextmanager
-def opened() -> Iterator[sqlite3.Connection | None]:
+def opened() -> Iterator[Store | None]:
     """A connection of this call's own (None when no database exists yet); store errors → tool errors."""
-    path = db.db_path(settings.data_dir())
-    if not os.path.exists(path):  # nothing captured yet; a read must not create the database
+    data_dir = settings.data_dir()
+    if not os.path.exists(paths.db_path(data_dir)):  # nothing captured yet; a read must not create the database
         yield None
         return
     try:
-        conn = db.connect(path, BUSY_MS)
-    except (sqlite3.Error, OSError) as exc:
+        conn = store.open(data_dir, busy_timeout_ms=BUSY_MS)
+    except (DatabaseError, OSError) as exc:
         raise ToolError(f"claude-mem cannot open its memory database: {exc}") from exc
     try:
         yield conn
     except RecallError as exc:
         raise ToolError(str(exc)) from exc
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise ToolError(f"claude-mem could not read its memory database: {exc}") from exc
     finally:
         conn.close()
 
 
-def _answer(produce: Callable[[sqlite3.Connection], str]) -> str:
+def _answer(produce: Callable[[Store], str]) -> str:
     with opened() as conn:
         return answers.EMPTY_STORE if conn is None else produce(conn)
 

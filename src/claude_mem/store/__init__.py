@@ -7,7 +7,9 @@ prompts, sessions), `vectors`, `team`, `portable` and `foreign` (exports, the or
 database), backups and repair. `rows` types the rows they hand out. Stdlib only: hooks import it.
 """
 
-from claude_mem.store.db import DatabaseError, NoDatabase, Store, open
+from claude_mem.store.db import HOOK_BUSY_MS, WORKER_BUSY_MS, DatabaseError, NoDatabase, Store, open
 from claude_mem.store.transaction import transaction
 
-__all__ = ["DatabaseError", "NoDatabase", "Store", "open", "transaction"]
+__all__ = [
+    "HOOK_BUSY_MS", "WORKER_BUSY_MS", "DatabaseError", "NoDatabase", "Store", "open", "transaction",
+]

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from claude_mem import __version__
+from claude_mem import __version__, paths, store
 from claude_mem.domain import utc_stamp
-from claude_mem.store import db
+from claude_mem.store import Store
 from claude_mem.worker.bus import EventBus
 
 
@@ -45,7 +44,7 @@ class WorkerContext:
 
     @property
     def db_path(self) -> str:
-        return db.db_path(self.data_dir)
+        return paths.db_path(self.data_dir)
 
     @property
     def started(self) -> str:
@@ -56,9 +55,9 @@ class WorkerContext:
     def uptime(self) -> float:
         return max(0.0, time.time() - self.started_at)
 
-    def connect(self) -> sqlite3.Connection:
+    def connect(self) -> Store:
         """A worker connection: migrated, WAL, the long busy timeout (hooks use a short one)."""
-        return db.connect(self.db_path, busy_timeout_ms=db.WORKER_BUSY_MS)
+        return store.open(self.data_dir, busy_timeout_ms=store.WORKER_BUSY_MS)
 
     def path(self, *parts: str) -> str:
         return os.path.join(self.data_dir, *parts)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -16,10 +15,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
+from claude_mem import store
 from claude_mem.domain import MAX_ID, parse_time
 from claude_mem.index.query import MAX_LIMIT, SearchQuery
 from claude_mem.recall.common import RecallError, resolve_project
-from claude_mem.store import db
+from claude_mem.store import Store
 from claude_mem.worker.context import WorkerContext
 
 T = TypeVar("T")
@@ -97,7 +97,7 @@ def row_id(raw: str, what: str = "observation") -> int:
     return int(raw)
 
 
-def project(conn: sqlite3.Connection, value: str | None) -> str | None:
+def project(conn: Store, value: str | None) -> str | None:
     """A project key from a key, display name or path; an absolute key with nothing stored yet is kept."""
     if not value:
         return None
@@ -138,12 +138,15 @@ def id_list(value: object, name: str = "ids") -> list[int]:
     return list(value)
 
 
-async def reading(request: Request, work: Callable[[sqlite3.Connection], T]) -> T:
+async def reading(request: Request, work: Callable[[Store], T]) -> T:
     """Run `work` on a read-only connection of its own, in a thread (the event loop stays free)."""
-    path = ctx_of(request).db_path
+    data_dir = ctx_of(request).data_dir
 
     def run() -> T:
-        conn = db.connect_readonly(path) or db.connect(path)
+        try:
+            conn = store.open(data_dir, readonly=True)
+        except store.NoDatabase:
+            conn = store.open(data_dir)
         try:
             return work(conn)
         finally:
@@ -152,7 +155,7 @@ async def reading(request: Request, work: Callable[[sqlite3.Connection], T]) -> 
     return await run_in_threadpool(run)
 
 
-async def writing(request: Request, work: Callable[[sqlite3.Connection], T]) -> T:
+async def writing(request: Request, work: Callable[[Store], T]) -> T:
     """Run `work` on a worker connection (long busy timeout; it opens its own transactions), in a thread."""
     ctx = ctx_of(request)
 

@@ -7,8 +7,6 @@ every open viewer drops those rows; the response carries the same lists under `r
 
 from __future__ import annotations
 
-import sqlite3
-
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -16,6 +14,7 @@ from starlette.routing import Route
 
 from claude_mem.domain import RecallError, UnknownRecord
 from claude_mem.recall import forget
+from claude_mem.store import Store
 from claude_mem.worker import routes_common as common
 
 MAX_TARGET = 1000  # characters of a session id or project name
@@ -28,7 +27,7 @@ def _text(value: str, what: str) -> str:
     return value
 
 
-def _project(conn: sqlite3.Connection, value: str) -> str:
+def _project(conn: Store, value: str) -> str:
     """A project key from a key, display name or path; a name that names nothing is a 404."""
     try:
         key = common.project(conn, _text(value, "project"))
@@ -40,7 +39,7 @@ def _project(conn: sqlite3.Connection, value: str) -> str:
     return key
 
 
-def _plan(conn: sqlite3.Connection, target: str, value: str) -> dict:
+def _plan(conn: Store, target: str, value: str) -> dict:
     if target == "observation":
         return forget.plan(conn, ids=[common.row_id(value)])
     if target == "session":

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -12,6 +10,7 @@ from starlette.routing import Route
 
 from claude_mem.index.search import search
 from claude_mem.recall import lists, records
+from claude_mem.store import Store
 from claude_mem.worker import routes_common as common
 
 LIST_PARAMS = ("project", "since", "until", *common.PAGING)
@@ -23,7 +22,7 @@ async def list_observations(request: Request) -> Response:
     query = common.params(request, (*LIST_PARAMS, "type", "file", "concept", "author", "order"))
     order = str(common.choice(query, "order", ("newest", "oldest"), "newest"))
 
-    def work(conn: sqlite3.Connection) -> dict[str, object]:
+    def work(conn: Store) -> dict[str, object]:
         wanted = common.search_query(query, None, common.project(conn, query.get("project")), order)
         found = search(conn, wanted)
         full = records.get_observations(conn, [item["id"] for item in found.items], count_fetch=False)
@@ -61,7 +60,7 @@ async def list_summaries(request: Request) -> Response:
     limit, offset = common.paging(query)
     since, until = common.times(query)
 
-    def work(conn: sqlite3.Connection) -> dict:
+    def work(conn: Store) -> dict:
         return lists.summaries(conn, common.project(conn, query.get("project")), since, until, limit, offset)
 
     return JSONResponse({**await common.reading(request, work), "limit": limit, "offset": offset})
@@ -72,7 +71,7 @@ async def list_prompts(request: Request) -> Response:
     limit, offset = common.paging(query)
     since, until = common.times(query)
 
-    def work(conn: sqlite3.Connection) -> dict:
+    def work(conn: Store) -> dict:
         return lists.prompts(conn, common.project(conn, query.get("project")), since, until, limit, offset,
                              session=query.get("session") or None)
 
@@ -85,7 +84,7 @@ async def list_sessions(request: Request) -> Response:
     since, until = common.times(query)
     status = common.choice(query, "status", lists.SESSION_STATUSES)
 
-    def work(conn: sqlite3.Connection) -> dict:
+    def work(conn: Store) -> dict:
         return lists.sessions(conn, common.project(conn, query.get("project")), since, until, limit, offset,
                               status=status)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -11,8 +9,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from claude_mem.observer.report import observer_report
+from claude_mem.store import Store, stats
 from claude_mem.store import queue as event_queue
-from claude_mem.store import stats
 from claude_mem.worker import routes_common as common
 
 STATUS_GROUPS = {
@@ -30,7 +28,7 @@ async def list_queue(request: Request) -> Response:
     limit = common.integer(query, "limit", 100, 1, MAX_EVENTS)
     ctx = common.ctx_of(request)
 
-    def work(conn: sqlite3.Connection) -> list[dict[str, object]]:
+    def work(conn: Store) -> list[dict[str, object]]:
         return event_queue.list_events(conn, STATUS_GROUPS[status], limit=limit, session=query.get("session") or None)
 
     items = await common.reading(request, work)
@@ -48,7 +46,7 @@ async def retry_queue(request: Request) -> Response:
         raise HTTPException(400, '"all" must be true')
     ids = None if "all" in body else common.id_list(body["ids"])
 
-    def work(conn: sqlite3.Connection) -> tuple[int, dict[str, int]]:
+    def work(conn: Store) -> tuple[int, dict[str, int]]:
         return event_queue.retry(conn, ids), stats.queue_counts(conn)
 
     requeued, counts = await common.writing(request, work)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -14,7 +12,7 @@ from claude_mem.index.search import search
 from claude_mem.recall import context as session_context
 from claude_mem.recall import lists, related, usage
 from claude_mem.recall.timeline import MAX_SIDE, Timeline, timeline
-from claude_mem.store import stats
+from claude_mem.store import Store, stats
 from claude_mem.worker import routes_common as common
 
 CONTEXT_SOURCES = ("startup", "resume", "clear", "compact")
@@ -32,7 +30,7 @@ async def search_route(request: Request) -> Response:
     if len(text) > MAX_QUERY:
         raise HTTPException(400, f"q is over {MAX_QUERY} characters")
 
-    def work(conn: sqlite3.Connection) -> dict[str, object]:
+    def work(conn: Store) -> dict[str, object]:
         wanted = common.search_query(query, text, common.project(conn, query.get("project")), query.get("order"))
         return {**search(conn, wanted).as_dict(), "limit": wanted.limit, "offset": wanted.offset}
 
@@ -74,7 +72,7 @@ async def timeline_route(request: Request) -> Response:
     before = common.integer(query, "before", 5, 0, MAX_SIDE)
     after = common.integer(query, "after", 5, 0, MAX_SIDE)
 
-    def work(conn: sqlite3.Connection) -> Timeline:
+    def work(conn: Store) -> Timeline:
         return timeline(conn, anchor or words, before, after, common.project(conn, query.get("project")))
 
     return JSONResponse(await common.reading(request, work))
@@ -95,7 +93,7 @@ async def stats_route(request: Request) -> Response:
     ctx = common.ctx_of(request)
     values = settings.load(ctx.data_dir)
 
-    def work(conn: sqlite3.Connection) -> dict:
+    def work(conn: Store) -> dict:
         key = common.project(conn, query.get("project"))
         return {"counts": stats.store_counts(conn), "observations_by_type": stats.observations_by_type(conn),
                 "projects": stats.project_count(conn), "usage": usage.usage(conn, key, days, values, ctx.data_dir)}
@@ -121,7 +119,7 @@ async def context_route(request: Request) -> Response:
     data_dir = common.ctx_of(request).data_dir
     values = settings.load(data_dir)
 
-    def work(conn: sqlite3.Connection) -> dict:
+    def work(conn: Store) -> dict:
         key = common.project(conn, query["project"])
         assert key is not None
         result = session_context.for_session(conn, key, source, session, values, data_dir)

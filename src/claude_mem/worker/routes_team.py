@@ -5,13 +5,12 @@ filter)."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from claude_mem.store import team
+from claude_mem.store import Store, team
 from claude_mem.worker import routes_common as common
 
 
@@ -20,7 +19,7 @@ async def team_route(request: Request) -> Response:
     ctx = common.ctx_of(request)
     status = await asyncio.to_thread(ctx.team_status) if ctx.team_status else {"enabled": False}
 
-    def work(conn: sqlite3.Connection) -> list[dict[str, object]]:
+    def work(conn: Store) -> list[dict[str, object]]:
         return team.authors(conn)
 
     return JSONResponse({**status, "authors": await common.reading(request, work)})
