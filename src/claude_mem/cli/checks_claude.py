@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from typing import Any
 
 from claude_mem import settings
 from claude_mem.cli.checks import INFO, OK, PROBLEM, WARNING, Check, Context
@@ -62,7 +63,7 @@ def original_dir() -> str:
     return os.path.expanduser("~/.claude-mem")
 
 
-def _original_settings() -> dict:
+def _original_settings() -> dict[str, Any]:
     try:
         with open(os.path.join(original_dir(), "settings.json"), encoding="utf-8") as handle:
             value = json.load(handle)
@@ -71,7 +72,7 @@ def _original_settings() -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def original_ports(original_settings: dict) -> list[int]:
+def original_ports(original_settings: dict[str, Any]) -> list[int]:
     """The ports the original's worker may use: its setting, else its default (37777 in most releases,
     37700 + uid % 100 in recent ones)."""
     configured = str(original_settings.get("CLAUDE_MEM_WORKER_PORT") or "")

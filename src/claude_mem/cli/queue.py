@@ -10,7 +10,7 @@ from claude_mem.cli.group import cli
 from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json
 from claude_mem.domain import EVENT_STATUSES, MAX_ID
-from claude_mem.store import Store, stats
+from claude_mem.store import Store
 from claude_mem.store import queue as event_queue
 
 STATUSES = EVENT_STATUSES
@@ -39,7 +39,7 @@ def queue(ctx: click.Context, status: str, session: str | None, limit: int, as_j
     wanted = {"open": ("pending", "claimed", "failed"), "all": STATUSES}.get(status, (status,))
     conn = _open()
     try:
-        counts = stats.queue_counts(conn)
+        counts = event_queue.queue_counts(conn)
         rows = event_queue.list_events(conn, wanted, limit=limit, session=session)
     finally:
         conn.close()

@@ -12,13 +12,13 @@ from claude_mem import settings, store
 from claude_mem.cli.group import cli
 from claude_mem.cli.options import json_option, project_option
 from claude_mem.cli.output import console, emit_json
-from claude_mem.domain import MAX_ID, OBSERVATION_TYPES
+from claude_mem.domain import MAX_ID, OBSERVATION_TYPES, ref
 from claude_mem.index.query import KINDS, MAX_LIMIT, MODES, ORDERS, SearchQuery
 from claude_mem.index.search import search as run_search
 from claude_mem.recall import context as session_context
 from claude_mem.recall import forget as forgetting
 from claude_mem.recall.common import RecallError, display_map, resolve_project
-from claude_mem.recall.present import RECORD_FIELDS, ref, when
+from claude_mem.recall.present import RECORD_FIELDS, when
 from claude_mem.recall.records import get_many
 from claude_mem.recall.remember import remember as store_note
 from claude_mem.recall.timeline import timeline as run_timeline
@@ -113,7 +113,7 @@ def search(query: str, project: str | None, types: str | None, since: str | None
                    + (f"; next page: --offset {shown_to}" if shown_to < result.total else "")))
 
 
-def render_record(item: dict, names: dict[str, str]) -> None:
+def render_record(item: dict[str, Any], names: dict[str, str]) -> None:
     out = console()
     kind = item["kind"]
     out.print(Text(f"{ref(kind, item['id'])} {item.get('type', kind)} · {when(item['created_at'])} · "

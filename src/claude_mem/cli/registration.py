@@ -18,6 +18,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from claude_mem.runtime import claude_config
 
@@ -41,7 +42,7 @@ def settings_files(cwd: str | None = None) -> list[tuple[str, str]]:
             ("local", os.path.join(here, ".claude", "settings.local.json"))]
 
 
-def read_json(path: str) -> tuple[dict | None, str]:
+def read_json(path: str) -> tuple[dict[str, Any] | None, str]:
     """(the JSON object, "") or (None, why not); a missing file is (None, "")."""
     try:
         with open(path, encoding="utf-8") as handle:
@@ -102,7 +103,7 @@ def is_our_hook(handler: object) -> bool:
     return claude_config.is_our_hook(handler) or (isinstance(command, str) and bool(OUR_HOOK_COMMAND.search(command)))
 
 
-def our_hook_events(settings: dict) -> list[str]:
+def our_hook_events(settings: dict[str, Any]) -> list[str]:
     """The events whose hooks in one settings object run `claude-mem hook` or a claude_mem launcher."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
@@ -117,7 +118,7 @@ def our_hook_events(settings: dict) -> list[str]:
     return events
 
 
-def _installs(data: dict) -> list[tuple[str, dict]]:
+def _installs(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     plugins = data.get("plugins")
     found = []
     for plugin_id, entries in (plugins.items() if isinstance(plugins, dict) else []):

@@ -18,6 +18,8 @@ from claude_mem.domain import TURN_KINDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports the store only when it writes
+    from typing import Any
+
     from claude_mem.store import Store
 
 HELP_FLAGS = ("-h", "--help")
@@ -58,7 +60,7 @@ def _stderr(hook: str, message: str) -> None:
         pass
 
 
-def _stdout(output: dict) -> None:
+def _stdout(output: "dict[str, Any]") -> None:
     sys.stdout.buffer.write(json.dumps(output, ensure_ascii=True).encode("ascii"))
     sys.stdout.buffer.flush()
 
@@ -71,7 +73,7 @@ def private_marker(data_dir: str, content_session_id: str) -> str:
     return os.path.join(data_dir, "spool", f".private-{digest}")
 
 
-def _mark_turn(data_dir: str, record: dict) -> None:
+def _mark_turn(data_dir: str, record: "dict[str, Any]") -> None:
     marker = private_marker(data_dir, str(record["content_session_id"]))
     if record["private"]:
         os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
@@ -91,7 +93,7 @@ def _bad_input(hook: str, data_dir: str, raw: bytes, problem: str) -> int:
     return 0
 
 
-def _store(data_dir: str, record: dict, hook: str) -> "tuple[str, Store | None]":
+def _store(data_dir: str, record: "dict[str, Any]", hook: str) -> "tuple[str, Store | None]":
     """Commit `record` (or spool it). Returns (outcome, open connection or None).
 
     outcome: "stored", "duplicate" (nothing new), or "spooled".
@@ -115,7 +117,7 @@ def _store(data_dir: str, record: dict, hook: str) -> "tuple[str, Store | None]"
         return "spooled", None
 
 
-def _after_capture(hook: str, data_dir: str, config: dict) -> None:
+def _after_capture(hook: str, data_dir: str, config: "dict[str, Any]") -> None:
     """Work after the capture is durable, for session-start and user-prompt only.
 
     Worker autostart (`claude_mem.runtime.autostart`, owned by the worker) is called from here.
@@ -127,7 +129,7 @@ def _after_capture(hook: str, data_dir: str, config: dict) -> None:
     ensure_worker(data_dir, config)
 
 
-def handle(hook: str, raw: bytes, env: dict) -> int:
+def handle(hook: str, raw: bytes, env: "dict[str, Any]") -> int:
     """Process one hook call; always returns 0."""
     data_dir = settings.data_dir()
     try:
@@ -223,7 +225,7 @@ def run_from_argv(argv: list[str]) -> int:
     return handle_safely(hook, raw, dict(os.environ))
 
 
-def handle_safely(hook: str, raw: bytes, env: dict) -> int:
+def handle_safely(hook: str, raw: bytes, env: "dict[str, Any]") -> int:
     """`handle`, and on any internal error a log line and a quarantine copy: no input just vanishes."""
     try:
         return handle(hook, raw, env)

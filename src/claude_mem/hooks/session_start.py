@@ -12,8 +12,12 @@ from claude_mem import store
 from claude_mem.recall import context
 from claude_mem.store import Store, projects
 
+if False:  # for the type checker only: `typing` stays off the hook path
+    from typing import Any
 
-def build_output(conn: Store | None, record: dict, settings: dict, incoming: dict | None = None) -> dict:
+
+def build_output(conn: Store | None, record: dict[str, Any], settings: dict[str, Any],
+                 incoming: dict[str, Any] | None = None) -> dict[str, Any]:
     """Claude Code's SessionStart output for `record` (`conn` is None when the database was busy).
 
     `incoming` is the raw payload (for `source`: resume shows only what is new to the session).

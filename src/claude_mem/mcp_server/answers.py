@@ -9,11 +9,13 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from typing import Any
 
+from claude_mem.domain import ref
 from claude_mem.index.query import SearchQuery
 from claude_mem.index.search import search
 from claude_mem.recall.common import RecallError, display_map, resolve_project
-from claude_mem.recall.present import record_lines, ref, row_line, when
+from claude_mem.recall.present import record_lines, row_line, when
 from claude_mem.recall.records import fetch
 from claude_mem.recall.sanitize import clean
 from claude_mem.recall.timeline import timeline
@@ -45,7 +47,7 @@ def _name(names: dict[str, str], key: str | None) -> str:
     return "project " + clean(names.get(key) or os.path.basename(key.rstrip("/")) or key, 80)
 
 
-def _ids_hint(items: list[dict]) -> str:
+def _ids_hint(items: list[dict[str, Any]]) -> str:
     """`[12, 9, "S3"]`: the ids as get_observations takes them."""
     refs: list[int | str] = [item["id"] if item["kind"] == "observation" else item["ref"] for item in items]
     return json.dumps(list(dict.fromkeys(refs)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from claude_mem import privacy, settings
-from claude_mem.store import caught_late, stats
+from claude_mem.store import caught_late, queue
 from claude_mem.worker.context import WorkerContext
 
 
@@ -31,7 +31,7 @@ def store_figures(ctx: WorkerContext) -> tuple[dict[str, int], dict[str, object]
     """The queue counts, and what the second redaction pass caught (`store.caught_late`)."""
     conn = ctx.connect()
     try:
-        return stats.queue_counts(conn), caught_late.report(conn)
+        return queue.queue_counts(conn), caught_late.report(conn)
     finally:
         conn.close()
 

@@ -30,7 +30,8 @@ _ID = re.compile(r"[0-9]{1,18}")
 
 
 def ctx_of(request: Request) -> WorkerContext:
-    return request.app.state.ctx
+    ctx: WorkerContext = request.app.state.ctx
+    return ctx
 
 
 def params(request: Request, allowed: Iterable[str]) -> dict[str, str]:

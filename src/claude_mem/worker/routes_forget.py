@@ -7,6 +7,8 @@ every open viewer drops those rows; the response carries the same lists under `r
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -39,7 +41,7 @@ def _project(conn: Store, value: str) -> str:
     return key
 
 
-def _plan(conn: Store, target: str, value: str) -> dict:
+def _plan(conn: Store, target: str, value: str) -> dict[str, Any]:
     if target == "observation":
         return forget.plan(conn, ids=[common.row_id(value)])
     if target == "session":

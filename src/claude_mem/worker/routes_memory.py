@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -60,7 +62,7 @@ async def list_summaries(request: Request) -> Response:
     limit, offset = common.paging(query)
     since, until = common.times(query)
 
-    def work(conn: Store) -> dict:
+    def work(conn: Store) -> dict[str, Any]:
         return lists.summaries(conn, common.project(conn, query.get("project")), since, until, limit, offset)
 
     return JSONResponse({**await common.reading(request, work), "limit": limit, "offset": offset})
@@ -71,7 +73,7 @@ async def list_prompts(request: Request) -> Response:
     limit, offset = common.paging(query)
     since, until = common.times(query)
 
-    def work(conn: Store) -> dict:
+    def work(conn: Store) -> dict[str, Any]:
         return lists.prompts(conn, common.project(conn, query.get("project")), since, until, limit, offset,
                              session=query.get("session") or None)
 
@@ -84,7 +86,7 @@ async def list_sessions(request: Request) -> Response:
     since, until = common.times(query)
     status = common.choice(query, "status", lists.SESSION_STATUSES)
 
-    def work(conn: Store) -> dict:
+    def work(conn: Store) -> dict[str, Any]:
         return lists.sessions(conn, common.project(conn, query.get("project")), since, until, limit, offset,
                               status=status)
 

@@ -8,15 +8,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from claude_mem.domain import EVENT_STATUSES
 from claude_mem.observer.report import observer_report
-from claude_mem.store import Store, stats
+from claude_mem.store import Store
 from claude_mem.store import queue as event_queue
 from claude_mem.worker import routes_common as common
 
 STATUS_GROUPS = {
-    **{status: (status,) for status in stats.EVENT_STATUSES},
+    **{status: (status,) for status in EVENT_STATUSES},
     "open": ("pending", "claimed", "failed"),
-    "all": stats.EVENT_STATUSES,
+    "all": EVENT_STATUSES,
 }
 MAX_EVENTS = 1000
 
@@ -47,7 +48,7 @@ async def retry_queue(request: Request) -> Response:
     ids = None if "all" in body else common.id_list(body["ids"])
 
     def work(conn: Store) -> tuple[int, dict[str, int]]:
-        return event_queue.retry(conn, ids), stats.queue_counts(conn)
+        return event_queue.retry(conn, ids), event_queue.queue_counts(conn)
 
     requeued, counts = await common.writing(request, work)
     if requeued:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -93,7 +95,7 @@ async def stats_route(request: Request) -> Response:
     ctx = common.ctx_of(request)
     values = settings.load(ctx.data_dir)
 
-    def work(conn: Store) -> dict:
+    def work(conn: Store) -> dict[str, Any]:
         key = common.project(conn, query.get("project"))
         return {"counts": stats.store_counts(conn), "observations_by_type": stats.observations_by_type(conn),
                 "projects": stats.project_count(conn), "usage": usage.usage(conn, key, days, values, ctx.data_dir)}
@@ -119,7 +121,7 @@ async def context_route(request: Request) -> Response:
     data_dir = common.ctx_of(request).data_dir
     values = settings.load(data_dir)
 
-    def work(conn: Store) -> dict:
+    def work(conn: Store) -> dict[str, Any]:
         key = common.project(conn, query["project"])
         assert key is not None
         result = session_context.for_session(conn, key, source, session, values, data_dir)
