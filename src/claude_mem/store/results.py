@@ -28,39 +28,18 @@ from claude_mem.store.transaction import transaction
 log = logging.getLogger("claude_mem.store")
 T = TypeVar("T", ParsedObservation, ParsedSummary)
 
-OBSERVATION_COLUMNS = (
-    "id", "session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts",
-    "files_read", "files_modified", "prompt_number", "input_tokens", "output_tokens", "created_at",
-)
-SUMMARY_COLUMNS = (
-    "id", "session_id", "project", "event_id", "prompt_number", "request", "investigated", "learned",
-    "completed", "next_steps", "files_read", "files_edited", "notes", "created_at",
-)
-_JSON_LISTS = ("facts", "concepts", "files_read", "files_modified", "files_edited")
-
-
 @dataclass
 class Stored:
-    """What one committed batch produced (for the event bus)."""
+    """What one committed batch produced: the ids of its new rows, and whether it ended the session."""
 
-    observations: list[dict[str, object]] = field(default_factory=list)
-    summaries: list[dict[str, object]] = field(default_factory=list)
+    observations: list[int] = field(default_factory=list)
+    summaries: list[int] = field(default_factory=list)
     session_completed: bool = False
 
 
 def content_hash(obs: ParsedObservation) -> str:
     key = json.dumps([obs.type, obs.title.lower(), obs.narrative.lower(), list(obs.facts)], ensure_ascii=False)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
-
-
-def _row(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], row_id: int) -> dict[str, object]:
-    values = conn.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE id = ?", (row_id,)).fetchone()
-    row = dict(zip(columns, values))
-    for name in _JSON_LISTS:
-        value = row.get(name)
-        if isinstance(value, str):
-            row[name] = json.loads(value)
-    return row
 
 
 def _prompt_number(batch: Batch) -> int | None:
@@ -172,8 +151,7 @@ def store_batch(
             " next_attempt_at = NULL WHERE id = ?",
             [(now, error[:2000], event_id) for event_id, error in failed.items() if event_id in batch.ids],
         )
-        stored.observations = [_row(conn, "observations", OBSERVATION_COLUMNS, i) for i in observation_ids]
-        stored.summaries = [_row(conn, "summaries", SUMMARY_COLUMNS, i) for i in summary_ids]
+        stored.observations, stored.summaries = observation_ids, summary_ids
     return stored
 
 
