@@ -39,13 +39,16 @@ EXPECTED_TABLES = {
     "team_state": ["key", "value"],
     "counters": ["name", "value"],
     "late_catches": ["id", "caught_at", "row_kind", "row_id", "detail"],
+    "changes": ["seq", "kind", "op", "row_id", "session"],
 }
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
     "observations_vector_delete", "summaries_vector_delete", "prompts_vector_delete", "observations_vector_update",
     "vectors_generation_insert", "vectors_generation_delete"} | {
     f"{t}_uid_insert" for t in ("sessions", "prompts", "observations", "summaries")} | {
-    f"{t}_team_tombstone" for t in ("sessions", "prompts", "observations", "summaries")} | {"sessions_team_changed"}
+    f"{t}_team_tombstone" for t in ("sessions", "prompts", "observations", "summaries")} | {"sessions_team_changed"} | {
+    f"{t}_change_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "update", "delete")} | {
+    "sessions_change_delete", "changes_bounded"}
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
     "summaries_project", "shown_observation", "sessions_uid", "prompts_uid", "observations_uid", "summaries_uid",
@@ -319,3 +322,41 @@ def test_transaction_takes_the_write_lock_up_front(tmp_path):
             pass  # never reached: BEGIN IMMEDIATE itself waits for the lock, then gives up
     assert not waiter.in_transaction
     holder.execute("ROLLBACK")
+
+
+def logged(conn) -> list[tuple]:
+    return conn.execute("SELECT kind, op, row_id, session FROM changes ORDER BY seq").fetchall()
+
+
+def test_the_change_log_records_what_a_viewer_must_hear_of_whoever_writes_it(conn):
+    add_one_of_each(conn, "s1")
+    assert logged(conn) == [("prompt", "insert", 1, None), ("observation", "insert", 1, None),
+                            ("summary", "insert", 1, None)]  # the uid triggers' own updates are not changes
+    conn.execute("DELETE FROM changes")
+    # Counters and replication state are not memory changing: not logged.
+    conn.execute("UPDATE observations SET fetch_count = fetch_count + 1, team_rev = 3")
+    conn.execute("UPDATE prompts SET team_rev = 3")
+    assert logged(conn) == []
+    conn.execute("UPDATE observations SET project = '/merged'")  # a projects merge
+    conn.execute("UPDATE summaries SET learned = 'more'")
+    conn.execute("UPDATE prompts SET text = '[REDACTED]'")  # a secret caught late
+    assert logged(conn) == [("observation", "update", 1, None), ("summary", "update", 1, None),
+                            ("prompt", "update", 1, None)]
+    conn.execute("DELETE FROM changes")
+    conn.execute("DELETE FROM sessions WHERE content_session_id = 's1'")  # its rows go by cascade, each logged
+    assert sorted(logged(conn), key=str) == sorted([("session", "delete", 1, "s1"), ("prompt", "delete", 1, None),
+                                                    ("observation", "delete", 1, None),
+                                                    ("summary", "delete", 1, None)], key=str)
+
+
+def test_the_change_log_bounds_itself_keeping_the_newest_so_sequence_numbers_only_grow(conn):
+    sid = add_session(conn)
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO prompts (session_id, prompt_number, text) VALUES (?, ?, 'p')",
+                     [(sid, n) for n in range(1, 12_001)])
+    conn.execute("COMMIT")
+    low, high, count = conn.execute("SELECT MIN(seq), MAX(seq), COUNT(*) FROM changes").fetchone()
+    assert high == 12_000 and 9_000 <= count <= 11_000 and high - low + 1 == count
+    conn.execute("VACUUM")  # a forget's scrub
+    conn.execute("INSERT INTO prompts (session_id, prompt_number, text) VALUES (?, 12001, 'p')", (sid,))
+    assert conn.execute("SELECT MAX(seq) FROM changes").fetchone()[0] == 12_001

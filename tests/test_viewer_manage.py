@@ -1,11 +1,13 @@
 """The viewer manages memory (Chromium + Playwright over the worker on real uvicorn): sessions and a
 session's story, forgetting with a confirmation (cancel keeps everything; confirm removes the rows
-from the database and, live, from every open viewer), filters in the address, and the keyboard."""
+from the database and, live, from every open viewer), what the CLI writes shown live, filters in the
+address, and the keyboard."""
 
+import json
 import sqlite3
 
 from claude_mem.store import db
-from test_observer_worker import wait_for
+from test_observer_worker import cli, wait_for, worker_env
 from viewer_support import INVOICES, SHOP, browser, open_page, seed_story, served  # noqa: F401  (fixtures)
 
 
@@ -175,6 +177,33 @@ def test_forgetting_a_session_and_a_project_names_what_goes_and_counts_it(served
     assert count(data_dir, "SELECT COUNT(*) FROM observations WHERE project = ?", INVOICES) > 0
     watched.assert_clean()
     other.assert_clean()
+
+
+def test_what_the_cli_writes_shows_live_and_its_forget_refreshes_the_totals(served, open_page, data_dir):
+    """No reload: a note remembered from the CLI (another process) appears, a projects merge redraws its
+    card, forgetting it from the CLI removes the card, and the totals beside the feed follow."""
+    seed_story(data_dir)
+    watched = open_page(served.start().url)
+    page = watched.page
+    page.wait_for_selector("#feed .card")
+    stored = count(data_dir, "SELECT COUNT(*) FROM observations")
+    assert page.text_content("#totals").startswith(f"{stored} observations")
+    env = worker_env(data_dir)
+    remembered = cli("remember", "Invoice numbers restart every year and are never reused.", "--project", INVOICES,
+                     "--json", env=env)
+    assert remembered.returncode == 0, remembered.stderr
+    note = json.loads(remembered.stdout)["id"]
+    card = page.locator(f'#feed .card[data-key="observation:{note}"]')
+    card.wait_for()
+    assert card.locator(".title").text_content() == "Invoice numbers restart every year and are never reused."
+    wait_for(lambda: page.text_content("#totals").startswith(f"{stored + 1} observations"), 10, "the totals to count it")
+    assert card.locator(".project").text_content() == "invoice-sync"
+    assert cli("projects", "merge", INVOICES, SHOP, "--yes", env=env).returncode == 0  # its rows change project
+    wait_for(lambda: card.locator(".project").text_content() == "shop-api", 10, "the card to show its new project")
+    assert cli("forget", str(note), "--yes", env=env).returncode == 0
+    card.wait_for(state="detached")
+    wait_for(lambda: page.text_content("#totals").startswith(f"{stored} observations"), 10, "the totals after the forget")
+    watched.assert_clean()
 
 
 def test_filters_live_in_the_address_and_survive_reload_and_history(served, open_page, data_dir):

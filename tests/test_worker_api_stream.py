@@ -13,6 +13,7 @@ import uvicorn
 
 from claude_mem.worker import routes_stream
 from claude_mem.worker.app import create_app
+from claude_mem.worker.change_feed import ChangeFeed
 from observer_support import SESSION_EDIT
 from test_observer_worker import cli, wait_for, worker_env
 from test_worker_app import make_ctx
@@ -38,13 +39,13 @@ def sse(lines):
 
 @pytest.fixture
 def served(data_dir, monkeypatch):
-    """The app on a real uvicorn server in a thread; yields (ctx, base url)."""
+    """The app with its change feed on a real uvicorn server in a thread; yields (ctx, base url)."""
     monkeypatch.setattr(routes_stream, "HEARTBEAT_SECONDS", 0.3)
     ctx = make_ctx(data_dir, backup_interval_hours=0)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     ctx.port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(ctx, services=[]), log_config=None, access_log=False,
+    server = uvicorn.Server(uvicorn.Config(create_app(ctx, services=[ChangeFeed()]), log_config=None, access_log=False,
                                            lifespan="on", timeout_graceful_shutdown=2))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -139,7 +140,7 @@ def test_a_real_worker_streams_what_the_observer_stores_and_stops_promptly(data_
             assert cli("hook", hook, env=env, stdin=payload).returncode == 0
         wait_for(lambda: any(kind == "summary" for kind, _ in received), 60, "a summary event")
         wait_for(lambda: any(kind == "queue" for kind, _ in received), 30, "a queue event")
-        wait_for(lambda: any(kind == "prompt" for kind, _ in received), 30, "a prompt event (polled each second)")
+        wait_for(lambda: any(kind == "prompt" for kind, _ in received), 30, "a prompt event")
         kinds = {kind for kind, _ in received}
         assert {"health", "prompt", "observation", "summary", "queue"} <= kinds
         prompt = next(data for kind, data in received if kind == "prompt")

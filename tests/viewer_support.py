@@ -9,6 +9,7 @@ import pytest
 import uvicorn
 
 from claude_mem.worker.app import create_app
+from claude_mem.worker.change_feed import ChangeFeed
 from conftest import require
 from test_observer_worker import wait_for
 from test_worker_app import make_ctx
@@ -31,7 +32,8 @@ def browser():
 
 
 class Served:
-    """The worker app for a data dir on 127.0.0.1:<port> in a thread; stoppable and restartable on that port."""
+    """The worker app for a data dir on 127.0.0.1:<port> in a thread, with the change feed (what any process
+    writes reaches its stream); stoppable and restartable on that port."""
 
     def __init__(self, data_dir: str) -> None:
         self.data_dir = data_dir
@@ -52,7 +54,7 @@ class Served:
         self.sock.bind(("127.0.0.1", self.port))
         self.port = self.ctx.port = self.sock.getsockname()[1]
         self.server = uvicorn.Server(uvicorn.Config(
-            create_app(self.ctx, services=[]), log_config=None, access_log=False, lifespan="on",
+            create_app(self.ctx, services=[ChangeFeed()]), log_config=None, access_log=False, lifespan="on",
             timeout_graceful_shutdown=2))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
         self.thread.start()

@@ -187,12 +187,9 @@ class Pipeline:
                 return
         self.problems.pop("store", None)
         self.rate_limited = 0
+        # The stored rows reach the stream through the change log (worker.change_feed), as every write does.
         if stored is None:
             return
-        for observation in stored.observations:
-            self.publish("observation", observation)
-        for summary in stored.summaries:
-            self.publish("summary", summary)
         if stored.session_completed:
             await self.conversations.close(batch.content_session_id)
 

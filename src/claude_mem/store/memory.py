@@ -1,11 +1,10 @@
 """The memory repository: observations, summaries, prompts and sessions as recall reads them.
 
 Records by id (counting observation fetches), paged lists of summaries, prompts and sessions, one
-session with its records, the project catalog, the manual-note insert of `remember`, the prompt
-feed of the SSE stream and the counts the MCP answers use. Whole rows come back typed
-(`rows.ObservationRow`, …); lists and pages as `Record`s (a row's columns plus `kind` and `ref`),
-JSON list columns decoded, shaped as the CLI, HTTP API and MCP print them. Validation, paging limits
-and time parsing stay in `recall`.
+session with its records, the project catalog, the manual-note insert of `remember` and the counts
+the MCP answers use. Whole rows come back typed (`rows.ObservationRow`, …); lists and pages as
+`Record`s (a row's columns plus `kind` and `ref`), JSON list columns decoded, shaped as the CLI, HTTP
+API and MCP print them. Validation, paging limits and time parsing stay in `recall`.
 """
 
 import sqlite3
@@ -205,23 +204,6 @@ def session_records(conn: sqlite3.Connection, session_id: int, limit: int) -> di
     }
     return {kind: _dicts(conn.execute(f"{sql} ORDER BY created_at, id LIMIT ?", (session_id, limit)))
             for kind, sql in queries.items()}
-
-
-# -- the prompt feed --------------------------------------------------------------------------------------
-
-
-def newest_prompt_id(conn: sqlite3.Connection) -> int:
-    return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM prompts").fetchone()[0])
-
-
-def prompts_after(conn: sqlite3.Connection, last: int, limit: int) -> list[Record]:
-    """Public prompts with an id above `last`, oldest first, with their session's project and Claude Code id."""
-    return _dicts(conn.execute(
-        "SELECT p.id, p.session_id, p.prompt_number, p.text, p.created_at, s.project AS project,"
-        " s.content_session_id AS content_session_id FROM prompts p JOIN sessions s ON s.id = p.session_id"
-        " WHERE p.id > ? AND p.private = 0 ORDER BY p.id LIMIT ?",
-        (last, limit),
-    ))
 
 
 # -- manual notes -----------------------------------------------------------------------------------------

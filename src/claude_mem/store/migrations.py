@@ -400,8 +400,63 @@ def m009_caught_late(conn: sqlite3.Connection) -> None:
     )
 
 
+def m010_changes(conn: sqlite3.Connection) -> None:
+    """A log of what changed in memory, whoever wrote it (a hook, the CLI, an import, the worker, team
+    replication): triggers append one entry per observation, summary or prompt added, changed (its text,
+    type or project; not its fetch count or replication state) or deleted, and per session deleted
+    (with its Claude Code id, since the row is gone when the entry is read). The worker reads it to
+    tell open viewers (`store.changes`). It bounds itself: every 1000th entry drops those more than
+    10000 entries old, never the newest, so sequence numbers only grow (and the hook path pays one
+    small insert per prompt, not an `AUTOINCREMENT` counter as well)."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE changes (
+            seq INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('observation', 'summary', 'prompt', 'session')),
+            op TEXT NOT NULL CHECK (op IN ('insert', 'update', 'delete')),
+            row_id INTEGER NOT NULL,
+            session TEXT
+        );
+        CREATE TRIGGER changes_bounded AFTER INSERT ON changes WHEN new.seq % 1000 = 0 BEGIN
+            DELETE FROM changes WHERE seq <= new.seq - 10000;
+        END;
+        CREATE TRIGGER observations_change_insert AFTER INSERT ON observations BEGIN
+            INSERT INTO changes (kind, op, row_id) VALUES ('observation', 'insert', new.id);
+        END;
+        CREATE TRIGGER observations_change_update AFTER UPDATE OF project, type, title, subtitle, narrative, facts, concepts, files_read, files_modified ON observations BEGIN
+            INSERT INTO changes (kind, op, row_id) VALUES ('observation', 'update', new.id);
+        END;
+        CREATE TRIGGER observations_change_delete AFTER DELETE ON observations BEGIN
+            INSERT INTO changes (kind, op, row_id) VALUES ('observation', 'delete', old.id);
+        END;
+        CREATE TRIGGER summaries_change_insert AFTER INSERT ON summaries BEGIN
+            INSERT INTO changes (kind, op, row_id) VALUES ('summary', 'insert', new.id);
+        END;
+        CREATE TRIGGER summaries_change_update AFTER UPDATE OF project, request, investigated, learned, completed, next_steps, files_read, files_edited, notes ON summaries BEGIN
+            INSERT INTO changes (kind, op, row_id) VALUES ('summary', 'update', new.id);
+        END;
+        CREATE TRIGGER summaries_change_delete AFTER DELETE ON summaries BEGIN
+            INSERT INTO changes (kind, op, row_id) VALUES ('summary', 'delete', old.id);
+        END;
+        CREATE TRIGGER prompts_change_insert AFTER INSERT ON prompts BEGIN
+            INSERT INTO changes (kind, op, row_id) VALUES ('prompt', 'insert', new.id);
+        END;
+        CREATE TRIGGER prompts_change_update AFTER UPDATE OF text, private ON prompts BEGIN
+            INSERT INTO changes (kind, op, row_id) VALUES ('prompt', 'update', new.id);
+        END;
+        CREATE TRIGGER prompts_change_delete AFTER DELETE ON prompts BEGIN
+            INSERT INTO changes (kind, op, row_id) VALUES ('prompt', 'delete', old.id);
+        END;
+        CREATE TRIGGER sessions_change_delete AFTER DELETE ON sessions BEGIN
+            INSERT INTO changes (kind, op, row_id, session) VALUES ('session', 'delete', old.id, old.content_session_id);
+        END;
+        """,
+    )
+
+
 MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects,
-              m008_team, m009_caught_late]
+              m008_team, m009_caught_late, m010_changes]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -17,37 +17,29 @@ import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from claude_mem import privacy
 from claude_mem.domain import iso
 from claude_mem.store import caught_late, rows
 from claude_mem.store.models import Batch, ParsedObservation, ParsedSummary
-from claude_mem.store.rows import ObservationRow, SummaryRow
 from claude_mem.store.transaction import transaction
 
 log = logging.getLogger("claude_mem.store")
 T = TypeVar("T", ParsedObservation, ParsedSummary)
 
-
-
 @dataclass
 class Stored:
-    """What one committed batch produced (for the event bus)."""
+    """What one committed batch produced: the ids of its new rows, and whether it ended the session."""
 
-    observations: list[ObservationRow] = field(default_factory=list)
-    summaries: list[SummaryRow] = field(default_factory=list)
+    observations: list[int] = field(default_factory=list)
+    summaries: list[int] = field(default_factory=list)
     session_completed: bool = False
 
 
 def content_hash(obs: ParsedObservation) -> str:
     key = json.dumps([obs.type, obs.title.lower(), obs.narrative.lower(), list(obs.facts)], ensure_ascii=False)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
-
-
-def _row(conn: sqlite3.Connection, table: str, row_id: int) -> dict[str, Any]:
-    cursor = conn.execute(f"SELECT * FROM {table} WHERE id = ?", (row_id,))
-    return rows.decode(dict(zip((column[0] for column in cursor.description), cursor.fetchone())))
 
 
 def _prompt_number(batch: Batch) -> int | None:
@@ -150,8 +142,7 @@ def store_batch(
             " next_attempt_at = NULL WHERE id = ?",
             [(now, error[:2000], event_id) for event_id, error in failed.items() if event_id in batch.ids],
         )
-        stored.observations = [cast(ObservationRow, _row(conn, "observations", i)) for i in observation_ids]
-        stored.summaries = [cast(SummaryRow, _row(conn, "summaries", i)) for i in summary_ids]
+        stored.observations, stored.summaries = observation_ids, summary_ids
     return stored
 
 

@@ -67,8 +67,11 @@ function askForget(target, name) {
   }).catch((error) => notice(`Could not prepare to forget: ${error.message}`));
 }
 
+// A row written by anyone (the observer, a hook, the CLI, an import): the totals beside the feed count
+// every project, so they are read again whether or not the feed shows the row.
 function live(kind, row) {
-  if (feed.live(kind, row)) worker.refreshProjects();
+  feed.live(kind, row);
+  worker.refreshProjects();
   sessions.stale();
   stats.stale();
 }

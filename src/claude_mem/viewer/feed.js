@@ -120,10 +120,27 @@ function matches(kind, row) {
     && (!filters.author || row.author === filters.author);
 }
 
-// A row from the stream; true when it was added to a loaded feed.
+// A shown row that changed (redacted, or moved by a projects merge): drawn again, or gone when it no
+// longer fits the filters. Search results keep their card (and its snippet).
+function changed(kind, row) {
+  const key = `${kind}:${Number(row.id)}`;
+  const shown = filters.q ? null : $("feed").querySelector(`.card[data-key="${key}"]`);
+  if (!shown) return false;
+  if (matches(kind, row)) {
+    shown.replaceWith(render.card({ ...row, kind }, projectName));
+  } else {
+    shown.remove();
+    feed.shown.delete(key);
+    finishLoad();
+  }
+  return true;
+}
+
+// A row from the stream (`op` "update" for one that changed); true when the loaded feed changed.
 export function live(kind, row) {
-  if (feed.loadedFor === null || !matches(kind, row)) return false;
-  if (!addItem({ ...row, kind }, true)) return false;
+  if (feed.loadedFor === null) return false;
+  if (row.op === "update") return changed(kind, row);
+  if (!matches(kind, row) || !addItem({ ...row, kind }, true)) return false;
   finishLoad();
   return true;
 }

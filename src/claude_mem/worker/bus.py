@@ -1,4 +1,5 @@
-"""In-process publish/subscribe for what the worker learns (the SSE stream and viewer subscribe).
+"""In-process publish/subscribe for what the worker learns (the SSE stream and viewer subscribe):
+rows written to memory and forgets (published by `change_feed`), queue counts, health.
 
 Publishing never blocks and never fails: each subscriber has a bounded queue, and a subscriber that
 falls behind loses its oldest events (and is told how many through a `dropped` count) instead of

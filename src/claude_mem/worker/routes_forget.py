@@ -1,8 +1,9 @@
 """Forgetting from the HTTP API: what a forget would remove, and the forget itself.
 
 Every forget goes through `recall.forget` (rows, FTS entries, vectors, freed bytes, backups — the
-CLI's guarantees). After one, the bus carries a `forget` event listing what left the database, so
-every open viewer drops those rows; the response carries the same lists under `removed`.
+CLI's guarantees). The response lists what left the database under `removed`; every open viewer
+hears of it from the stream's `forget` event, which the change feed publishes for any forget, this
+one included (`worker.change_feed`).
 """
 
 from __future__ import annotations
@@ -50,10 +51,9 @@ def _plan(conn: Store, target: str, value: str) -> dict[str, Any]:
 
 
 async def _forget(request: Request, target: str, value: str) -> Response:
-    """Forget, then tell every subscriber of the bus what left the database."""
+    """Forget; the change feed tells every subscriber of the bus what left the database."""
     ctx = common.ctx_of(request)
     report = await common.writing(request, lambda conn: forget.carry_out(conn, ctx.data_dir, _plan(conn, target, value)))
-    ctx.bus.publish("forget", report["removed"])
     return JSONResponse(report)
 
 

@@ -1,11 +1,15 @@
-"""`GET /stream`: Server-Sent Events from the worker's bus (what the observer stores, as it stores it).
+"""`GET /stream`: Server-Sent Events from the worker's bus: every write to memory as it happens.
 
-Each event is `event: <kind>` with `data: <the JSON row>`; kinds `observation`, `summary`, `prompt`,
-`queue`, `health`, and `forget` (`{observations, summaries, prompts, sessions, project}`: what a
-forget removed, so a viewer drops those rows). A new client first gets one `health` event (the `/health` report), then live
-events; a comment line every `HEARTBEAT_SECONDS` keeps proxies and browsers from timing out, and
-`: dropped N` tells a client that fell behind how many events it lost. The stream ends when the
-client goes away or the worker shuts down (the bus closes), so it never holds up a shutdown.
+Each event is `event: <kind>` with `data: <the JSON row>`. `observation`, `summary` and `prompt` carry
+a row added or changed (`op` `insert` or `update`), and `forget` (`{observations, summaries, prompts,
+sessions, project}`) what left the database, so a viewer drops those rows — whichever process wrote
+it: the observer, a hook, the CLI (`remember`, `forget`, imports, `projects merge`) or team
+replication, all seen through the change log (`worker.change_feed`) within a second; private prompts
+never. `queue` carries the queue's counts and `health` the `/health` report. A new client first gets
+one `health` event, then live events; a comment line every `HEARTBEAT_SECONDS` keeps proxies and
+browsers from timing out, and `: dropped N` tells a client that fell behind how many events it lost.
+The stream ends when the client goes away or the worker shuts down (the bus closes), so it never
+holds up a shutdown.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ def frame(kind: str, data: object) -> str:
     return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
 
 
-async def frames(subscription: Subscription, first: dict | None, heartbeat: float) -> AsyncIterator[str]:
+async def frames(subscription: Subscription, first: dict[str, object] | None, heartbeat: float) -> AsyncIterator[str]:
     try:
         yield f"retry: {RECONNECT_MS}\n: claude-mem stream\n\n"
         if first is not None:

@@ -39,9 +39,9 @@ class Service(Protocol):
 def default_services(settings: dict[str, object]) -> list[Service]:
     """The services every worker runs, in start order."""
     from claude_mem.observer.service import ObserverService
-    from claude_mem.worker.prompt_feed import PromptFeed
+    from claude_mem.worker.change_feed import ChangeFeed
 
-    services: list[Service] = [BackupService(), ObserverService(), PromptFeed(), EmbeddingService(), TeamService()]
+    services: list[Service] = [BackupService(), ObserverService(), ChangeFeed(), EmbeddingService(), TeamService()]
     services.extend(test_services())
     return services
 
