@@ -244,3 +244,115 @@ def test_stdlib_parts_import_no_third_party_at_load(stdlib_part: str) -> None:
                      for name in imports(module, top_level_only=True)
                      if not name.startswith(PACKAGE) and not is_stdlib(name))
     assert not foreign, "\n".join(foreign)
+
+
+def names_sqlite(path: str) -> list[int]:
+    """Lines where a module imports or names `sqlite3`."""
+    lines = []
+    for node in ast.walk(tree(path)):
+        if isinstance(node, ast.Import) and any(alias.name.split(".")[0] == "sqlite3" for alias in node.names):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "sqlite3":
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Name) and node.id == "sqlite3":
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_store_names_sqlite() -> None:
+    """Surfaces hold a `store.Store` from `store.open` and catch `store.DatabaseError`: the driver is the
+    store's business (DESIGN §2a), so a second way in cannot grow back."""
+    found = [f"{os.path.relpath(path, SRC)}:{line}" for module, path in MODULES.items() if part(module) != "store"
+             for line in names_sqlite(path)]
+    assert not found, "sqlite3 named outside store/ (use store.open, Store, DatabaseError):\n" + "\n".join(found)
+
+
+def opens_the_database(path: str) -> list[int]:
+    """Lines that open the database some other way than `store.open`: `db.connect(…)`,
+    `db.connect_readonly(…)`, or importing those from `claude_mem.store.db`."""
+    lines = []
+    for node in ast.walk(tree(path)):
+        if (isinstance(node, ast.Attribute) and node.attr in ("connect", "connect_readonly")
+                and isinstance(node.value, ast.Name) and node.value.id == "db"):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.module == f"{PACKAGE}.store.db":
+            lines.append(node.lineno)
+    return lines
+
+
+def test_one_way_into_the_store() -> None:
+    found = [f"{os.path.relpath(path, SRC)}:{line}" for module, path in MODULES.items() if part(module) != "store"
+             for line in opens_the_database(path)]
+    assert not found, "open the database with store.open(data_dir):\n" + "\n".join(found)
+
+
+# Files that may spell the observation's columns, and why: its migrations are literal SQL by design
+# (DESIGN §2a), and the original claude-mem's schema is a foreign one that happens to share names.
+SPELLS_COLUMNS = {
+    "store/migrations.py": "literal SQL, never built from constants other code imports",
+    "store/foreign.py": "the original claude-mem's tables, not ours",
+}
+OBSERVATION_WORDS = ("type", "title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified")
+# The names no other table has: a string or a tuple of strings naming most of them spells the list.
+DISTINCT_WORDS = {"subtitle", "narrative", "facts", "concepts", "files_read", "files_modified"}
+
+
+def docstrings(module: ast.Module) -> set[int]:
+    """ids of the docstring nodes of a module, its classes and functions (prose, not column lists)."""
+    found = set()
+    for node in ast.walk(module):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+            ast.With, ast.AsyncWith, ast.Try, ast.Match)
+
+
+def spells_observation_columns(path: str) -> list[int]:
+    """Lines of simple statements whose strings (SQL text, tuples of names, dict keys, call arguments)
+    name most of the observation's columns."""
+    module = tree(path)
+    prose = docstrings(module)
+    lines = []
+    for statement in ast.walk(module):
+        if not isinstance(statement, ast.stmt) or isinstance(statement, COMPOUND):
+            continue
+        words: set[str] = set()
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
+                words.update(re.findall(r"[a-z_]+", node.value))
+        if len(words & DISTINCT_WORDS) >= 5:
+            lines.append(statement.lineno)
+    return lines
+
+
+def test_the_observation_columns_are_spelled_once() -> None:
+    """`store/rows.py` types the row once; every reader, writer, exporter, importer and codec derives its
+    column list from it, so a new column is one change."""
+    from claude_mem.store.rows import OBSERVATION_CONTENT
+
+    assert tuple(OBSERVATION_CONTENT) == OBSERVATION_WORDS
+    spelled = [f"{os.path.relpath(path, os.path.join(SRC, PACKAGE))}:{line}" for path in MODULES.values()
+               for line in spells_observation_columns(path)
+               if os.path.relpath(path, os.path.join(SRC, PACKAGE)) not in SPELLS_COLUMNS]
+    assert spelled == [], "derive the observation's columns from claude_mem.store.rows:\n" + "\n".join(spelled)
+
+
+def test_the_column_detector_finds_lists() -> None:
+    sample = ast.parse('"""title, subtitle, narrative, facts, concepts, files_read"""\n'
+                       'a = ("subtitle", "narrative", "facts", "concepts", "files_read")\n'
+                       'b = "SELECT subtitle, narrative, facts, concepts, files_modified FROM observations"\n'
+                       'c = "o.subtitle, o.narrative"\n')
+    tree.cache_clear()
+    path = os.path.join(os.path.dirname(__file__), "fixtures", "_columns_sample.py")
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(ast.unparse(sample))
+        assert spells_observation_columns(path) == [2, 3]
+    finally:
+        os.unlink(path)
+        tree.cache_clear()
