@@ -24,8 +24,7 @@ from datetime import UTC, datetime, timedelta
 
 from bench.bench_recall import zipf_sampler
 from bench.bench_search import option
-from claude_mem.recall.exporting import export_lines, write_atomically
-from claude_mem.recall.importing import import_jsonl
+from claude_mem.importers.jsonl import JsonlSource, export_lines, write_atomically
 from claude_mem.store import db
 
 OBSERVATIONS_PER_SESSION = 100
@@ -108,10 +107,10 @@ def export_to(source: str, target: str) -> int:
 def import_into(data_dir: str, path: str) -> int:
     conn = db.connect(db.db_path(data_dir))
     try:
-        report = import_jsonl(conn, path)
+        report = JsonlSource(path).run(conn)
     finally:
         conn.close()
-    assert not report.skipped, report.problems[:3]
+    assert not report.incomplete, report.problems[:3]
     return sum(report.added.values())
 
 

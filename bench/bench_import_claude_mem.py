@@ -22,8 +22,9 @@ from datetime import UTC, datetime, timedelta
 from bench.bench_export import OBSERVATIONS_PER_SESSION, PROMPTS_PER_SESSION, SUMMARIES_PER_SESSION, TYPES, peak_mb, timed
 from bench.bench_recall import zipf_sampler
 from bench.bench_search import option
+from claude_mem import importers
 from claude_mem.importers import original
-from claude_mem.store import db, foreign
+from claude_mem.store import db
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "fixtures",
                        "claude-mem-13.25.3", "claude-mem.db")
@@ -85,15 +86,10 @@ def generate(path: str, observations: int, seed: int = 5) -> int:
 
 
 def import_into(data_dir: str, path: str) -> int:
-    source, optional = foreign.open_readonly(path)
-    conn = db.connect(db.db_path(data_dir))
-    try:
-        outcome = original.run(source, optional, conn, path, {})
-    finally:
-        source.close()
-        conn.close()
-    assert not outcome.incomplete, outcome.problems[:3]
-    return sum(sum(tally.added.values()) for tally in outcome.tallies.values())
+    with original.OriginalSource.open(path, {}, data_dir) as source:
+        report = importers.run(source, data_dir)
+    assert not report.incomplete, report.problems[:3]
+    return report.added.total()
 
 
 def bare_insert(path: str, target: str) -> int:

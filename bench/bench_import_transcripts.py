@@ -25,8 +25,9 @@ from collections.abc import Callable
 
 from bench.bench_export import peak_mb, timed
 from bench.bench_recall import zipf_sampler
-from claude_mem import settings
-from claude_mem.importers import transcript_import, transcripts
+from claude_mem import importers, settings
+from claude_mem.importers import transcript_reader as transcripts
+from claude_mem.importers.transcripts import TranscriptReport, TranscriptSource
 from claude_mem.store import db
 
 SESSIONS = 100
@@ -112,9 +113,11 @@ def generate(folder: str, sessions: int, seed: int = 5) -> int:
     return events
 
 
-def run_import(data_dir: str, folder: str, dry_run: bool = False) -> transcript_import.Outcome:
+def run_import(data_dir: str, folder: str, dry_run: bool = False) -> TranscriptReport:
     sessions, _ = transcripts.find_sessions([folder])
-    return transcript_import.run(sessions, data_dir=data_dir, config=settings.load(data_dir), dry_run=dry_run)
+    report = importers.run(TranscriptSource(sessions, settings.load(data_dir)), data_dir, dry_run=dry_run)
+    assert isinstance(report, TranscriptReport)
+    return report
 
 
 def bare_insert(data_dir: str, folder: str) -> int:
@@ -142,12 +145,12 @@ def measure(tmp: str, sessions: int) -> dict:
     corpus_mb = sum(os.path.getsize(os.path.join(d, n)) for d, _, names in os.walk(folder) for n in names) / 2**20
     fresh = os.path.join(tmp, f"data-{sessions}")
     import_s, outcome = timed(lambda: run_import(fresh, folder))
-    assert isinstance(outcome, transcript_import.Outcome)
+    assert isinstance(outcome, TranscriptReport)
     assert outcome.events_added == events and not outcome.incomplete, (outcome.events_added, events)
     again_s, again = timed(lambda: run_import(fresh, folder))
-    assert isinstance(again, transcript_import.Outcome) and again.events_added == 0
+    assert isinstance(again, TranscriptReport) and again.events_added == 0
     dry_s, dry = timed(lambda: run_import(os.path.join(tmp, f"dry-{sessions}"), folder, dry_run=True))
-    assert isinstance(dry, transcript_import.Outcome)
+    assert isinstance(dry, TranscriptReport)
     bare_s, _ = timed(lambda: bare_insert(os.path.join(tmp, f"bare-{sessions}"), folder))
     peak = peak_mb(lambda: run_import(os.path.join(tmp, f"peak-{sessions}"), folder))
     return {

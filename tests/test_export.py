@@ -12,15 +12,16 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
+from claude_mem import paths, store
 from claude_mem import settings as settings_module
 from claude_mem.cli import cli
+from claude_mem.importers import export_format, jsonl
+from claude_mem.importers.jsonl import JsonlSource, export_lines
 from claude_mem.observer.pipeline import Pipeline
 from claude_mem.observer.providers.fake import FakeProvider
-from claude_mem.recall import export_format, importing
 from claude_mem.recall import forget as forgetting
-from claude_mem.recall.exporting import export_lines
 from claude_mem.recall.remember import remember
-from claude_mem.store import db, memory, vectors
+from claude_mem.store import memory, portable, vectors
 from conftest import REPO
 from observer_support import load_session_edit
 from recall_seed import add_observation, add_prompt, add_session, add_summary, stamp
@@ -39,7 +40,7 @@ TABLES = ("sessions", "prompts", "observations", "summaries")
 def build_store(data_dir: str) -> sqlite3.Connection:
     """Memory written by the real writers: two recorded sessions through the fake observer, a session
     of another project with dated rows and a private prompt, manual notes, and odd but harmless text."""
-    conn = db.connect(db.db_path(data_dir))
+    conn = store.open(data_dir)
     load_session_edit(conn, "sess-edit-1")
     load_session_edit(conn, "sess-edit-2")
     values = settings_module.load(data_dir)
@@ -79,7 +80,7 @@ def dir_b(tmp_path):
 
 
 def open_b(dir_b: str) -> sqlite3.Connection:
-    return db.connect(db.db_path(dir_b))
+    return store.open(dir_b)
 
 
 def run(args: list[str], data_dir: str | None = None):
@@ -184,6 +185,27 @@ def test_schema_and_reader_know_the_same_fields():
     assert SCHEMA["$defs"]["header"]["properties"]["version"]["const"] == export_format.VERSION
 
 
+def schema_of(spec: export_format.Field) -> dict:
+    """What the schema must say of a field the reader checks this way (its description aside)."""
+    if spec.kind == "key":
+        value = {"type": "string", "maxLength": spec.max_length} | ({"minLength": spec.min_length} if spec.min_length else {})
+    else:
+        value = {"uid": {"$ref": "#/$defs/uid"}, "time": {"$ref": "#/$defs/time"}, "int": {"$ref": "#/$defs/count"},
+                 "list": {"$ref": "#/$defs/strings"}, "bool": {"type": "boolean"}, "text": {"type": "string"},
+                 "enum": {"enum": list(spec.choices)}}[spec.kind]
+    return {"anyOf": [value, {"type": "null"}]} if spec.nullable else value
+
+
+def test_schema_says_what_the_reader_checks():
+    """The fields come from the typed rows (a new column is a new field); the schema, which is the
+    format's promise, must describe each one as the reader checks it."""
+    for kind, fields in export_format.FIELDS.items():
+        properties = SCHEMA["$defs"][kind]["properties"]
+        for spec in fields:
+            described = {key: value for key, value in properties[spec.name].items() if key != "description"}
+            assert described == schema_of(spec), f"{kind}.{spec.name}"
+
+
 def test_export_order_is_by_session_then_time(store_a):
     lines = records(export_text(store_a))[1:]
     sessions = [line for line in lines if line["type"] == "session"]
@@ -248,11 +270,11 @@ def test_forgotten_rows_are_not_exported(store_a, data_dir):
 def test_reimport_adds_nothing(store_a, dir_b, tmp_path):
     path = write(tmp_path / "a.jsonl", export_text(store_a).splitlines())
     conn_b = open_b(dir_b)
-    first = importing.import_jsonl(conn_b, path)
+    first = JsonlSource(path).run(conn_b)
     before = rows(conn_b)
-    second = importing.import_jsonl(conn_b, path)
+    second = JsonlSource(path).run(conn_b)
     assert sum(first.added.values()) == sum(second.present.values()) > 0
-    assert not any(second.added.values()) and not second.skipped and rows(conn_b) == before
+    assert not any(second.added.values()) and not second.incomplete and rows(conn_b) == before
     result = run(["import", "jsonl", path], dir_b)
     assert result.exit_code == 0 and "already here" in result.stdout
 
@@ -261,10 +283,34 @@ def test_dry_run_counts_and_writes_nothing(store_a, dir_b, tmp_path):
     path = write(tmp_path / "a.jsonl", export_text(store_a).splitlines())
     result = run(["import", "jsonl", path, "--dry-run"], dir_b)
     assert result.exit_code == 0 and "dry run" in result.stdout
+    assert not os.path.exists(paths.db_path(dir_b))  # not even an empty database
     conn_b = open_b(dir_b)
     assert all(not conn_b.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in TABLES)
-    report = importing.import_jsonl(conn_b, path, dry_run=True)
+    report = JsonlSource(path).run(conn_b, dry_run=True)
     assert report.added["observations"] == store_a.execute("SELECT COUNT(*) FROM observations").fetchone()[0]
+    again = run(["import", "jsonl", path, "--dry-run"], dir_b)  # into a database that exists: rolled back
+    assert again.exit_code == 0 and all(not conn_b.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                                        for table in TABLES)
+
+
+def test_an_interrupted_import_keeps_whole_sessions(store_a, dir_b, tmp_path, monkeypatch):
+    path = write(tmp_path / "a.jsonl", export_text(store_a).splitlines())
+    real = portable.write_group
+    calls = {"n": 0}
+
+    def dies_in_the_third_group(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(portable, "write_group", dies_in_the_third_group)
+    result = run(["import", "jsonl", path], dir_b)
+    assert result.exit_code == 130 and "run the same command again" in result.stderr
+    assert open_b(dir_b).execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 2
+    monkeypatch.setattr(portable, "write_group", real)
+    assert run(["import", "jsonl", path], dir_b).exit_code == 0
+    assert rows(open_b(dir_b)) == rows(store_a)
 
 
 def test_import_into_a_store_with_other_memory(store_a, dir_b, tmp_path):
@@ -274,8 +320,8 @@ def test_import_into_a_store_with_other_memory(store_a, dir_b, tmp_path):
     add_observation(conn_b, "/home/dev/b", "Only in B", session_id=mine, created_at=stamp(5))
     before = rows(conn_b)
     path = write(tmp_path / "a.jsonl", export_text(store_a).splitlines())
-    report = importing.import_jsonl(conn_b, path)
-    assert not report.skipped
+    report = JsonlSource(path).run(conn_b)
+    assert not report.incomplete
     after = rows(conn_b)
     for table in TABLES:  # nothing of B changed
         assert {uid: after[table][uid] for uid in before[table]} == before[table]
@@ -355,11 +401,11 @@ def test_bad_lines_are_named_and_skipped_and_the_rest_imported(store_a, dir_b, t
 
 def test_a_huge_line_is_skipped_without_reading_it_whole(store_a, dir_b, tmp_path):
     lines = export_text(store_a).splitlines()
-    huge = json.dumps({"type": "observation", "narrative": "x" * (importing.MAX_LINE_BYTES + 10)})
+    huge = json.dumps({"type": "observation", "narrative": "x" * (jsonl.MAX_LINE_BYTES + 10)})
     path = write(tmp_path / "huge.jsonl", lines[:3] + [huge] + lines[3:])
     conn_b = open_b(dir_b)
-    report = importing.import_jsonl(conn_b, path)
-    assert report.skipped == 1 and report.problems == [f"{path}:4: longer than 16 MiB; skipped"]
+    report = JsonlSource(path).run(conn_b)
+    assert report.skipped == {"line(s) skipped": 1} and report.problems == [f"{path}:4: longer than 16 MiB; skipped"]
     assert rows(conn_b) == rows(store_a)
 
 
@@ -393,8 +439,8 @@ def test_secrets_in_imported_text_are_redacted(store_a, dir_b, tmp_path):
     planted.append({**observation, "uid": "e" * 32, "content_hash": "e", "narrative": "a <private>hidden</private> x"})
     path = write(tmp_path / "secrets.jsonl", lines[:2] + planted)
     conn_b = open_b(dir_b)
-    report = importing.import_jsonl(conn_b, path)
-    assert not report.skipped and report.added["observations"] == len(SECRETS) + 1
+    report = JsonlSource(path).run(conn_b)
+    assert not report.incomplete and report.added["observations"] == len(SECRETS) + 1
     stored = json.dumps([conn_b.execute(f"SELECT * FROM {table}").fetchall() for table in TABLES])
     leaked = [name for name, _text, secret in SECRETS if secret in stored or json.dumps(secret)[1:-1] in stored]
     assert not leaked
@@ -404,7 +450,7 @@ def test_secrets_in_imported_text_are_redacted(store_a, dir_b, tmp_path):
 def test_hostile_strings_survive_the_round_trip(store_a, dir_b, tmp_path):
     path = write(tmp_path / "a.jsonl", export_text(store_a).splitlines())
     conn_b = open_b(dir_b)
-    importing.import_jsonl(conn_b, path)
+    JsonlSource(path).run(conn_b)
     narratives = {row[0] for row in conn_b.execute("SELECT narrative FROM observations")}
     assert set(HOSTILE) <= narratives
     assert conn_b.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == store_a.execute(

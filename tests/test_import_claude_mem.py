@@ -11,6 +11,7 @@ import sqlite3
 import pytest
 from click.testing import CliRunner, Result
 
+from claude_mem import store
 from claude_mem.cli import cli
 from claude_mem.importers import original
 from claude_mem.store import db, foreign
@@ -37,7 +38,7 @@ def run(*args: str) -> Result:
 
 
 def ours(data_dir) -> sqlite3.Connection:
-    return db.connect(db.db_path(str(data_dir)))
+    return store.open(str(data_dir))
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, int]:

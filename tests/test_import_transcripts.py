@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from claude_mem import importers
 from claude_mem.capture import payload as capture_payload
 from claude_mem.cli import cli
-from claude_mem.importers import transcript_import, transcripts
+from claude_mem.importers import transcript_reader, transcripts
 from claude_mem.store import capture as capture_store
 from conftest import FIXTURES, require
 from hook_support import events, rows
@@ -209,19 +210,19 @@ def test_a_live_session_with_other_keys_is_matched_turn_by_turn(data_dir, tmp_pa
     transcript.write(folder)
     env = {"CLAUDE_PROJECT_DIR": str(tmp_path / "proj")}
     config = {"skip_tools": [], "excluded_projects": [], "max_field_chars": 20_000}
-    sessions, _ = transcripts.find_sessions([str(folder)])
-    from claude_mem.store import db
+    sessions, _ = transcript_reader.find_sessions([str(folder)])
+    from claude_mem import store
 
-    conn = db.connect(db.db_path(str(data_dir)))
+    conn = store.open(str(data_dir))
     try:
-        for call in transcripts.SessionReader(sessions[0], transcripts.Notes()):
+        for call in transcript_reader.SessionReader(sessions[0], transcript_reader.Notes()):
             hook_payload = dict(call.payload)
             hook_payload.pop("prompt_id", None)  # a 2.0 CLI: the hook keys prompts by the transcript's size instead
             if call.hook == "session-end":
                 hook_payload["reason"] = "prompt_input_exit"
             if call.hook == "stop":
                 hook_payload["last_assistant_message"] += " (worded as Stop saw it)"
-            with db.transaction(conn):
+            with store.transaction(conn):
                 capture_store.apply_record(conn, capture_payload.capture_record(call.hook, hook_payload, config, env))
     finally:
         conn.close()
@@ -253,13 +254,13 @@ def test_an_interrupted_import_leaves_whole_sessions_and_continues(data_dir, tmp
                 raise KeyboardInterrupt
         return real(conn, record)
 
-    monkeypatch.setattr(transcript_import, "apply_record", dies_in_the_second_session)
+    monkeypatch.setattr(transcripts, "apply_record", dies_in_the_second_session)
     result = run_import(str(folder))
     assert result.exit_code == 130
     assert "run the same command again" in result.output
     assert rows(data_dir, "SELECT content_session_id FROM sessions ORDER BY id") == [("s0",)]
     assert len(events(data_dir)) == 9  # 2 × (prompt, 2 tools, summarize) + session end
-    monkeypatch.setattr(transcript_import, "apply_record", real)
+    monkeypatch.setattr(transcripts, "apply_record", real)
     again = run_import(str(folder))
     assert again.exit_code == 0, again.output
     assert "Imported 2 of 3 sessions: 18 events" in again.output
@@ -327,13 +328,13 @@ def test_max_field_chars_cuts_huge_outputs_and_overlong_lines_are_skipped(data_d
     assert stdout.startswith("HEAD") and stdout.endswith("TAIL") and len(stdout) < 1100
     # A line past the reader's limit is skipped without being held, and named.
     monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(tmp_path / "other"))
-    sessions, _ = transcripts.find_sessions([str(folder)])
+    sessions, _ = transcript_reader.find_sessions([str(folder)])
     from claude_mem import settings
 
-    outcome = transcript_import.run(sessions, data_dir=str(tmp_path / "other"), config=settings.load(),
-                                    max_line_bytes=1_000_000)
-    assert outcome.notes.damaged_count == 2 and "longer than" in outcome.notes.damaged[0]
-    assert outcome.events["prompt"] == 1 and outcome.events["tool"] == 0
+    source = transcripts.TranscriptSource(sessions, settings.load(), max_line_bytes=1_000_000)
+    report = importers.run(source, str(tmp_path / "other"))
+    assert report.skipped == {"damaged line(s) skipped": 2} and "longer than" in report.problems[0]
+    assert report.added["prompt"] == 1 and report.added["tool"] == 0
 
 
 # -- damaged and foreign input --------------------------------------------------------------------------------
@@ -417,9 +418,9 @@ def test_any_lines_give_hook_calls_the_gate_accepts_or_rejects_cleanly(tmp_path_
     with open(folder / "prop.jsonl", "wb") as handle:
         handle.writelines(json.dumps(entry).encode() + b"\n" for entry in entries)
         handle.write(junk)
-    notes = transcripts.Notes()
+    notes = transcript_reader.Notes()
     config = {"skip_tools": [], "excluded_projects": [], "max_field_chars": 500}
-    for call in transcripts.SessionReader(transcripts.SessionFiles("prop", str(folder / "prop.jsonl")), notes):
+    for call in transcript_reader.SessionReader(transcript_reader.SessionFiles("prop", str(folder / "prop.jsonl")), notes):
         assert call.payload["session_id"] == "prop"
         try:
             record = capture_payload.capture_record(call.hook, call.payload, config, {})

@@ -1,16 +1,16 @@
-"""`claude-mem export`: memory as versioned JSONL (docs/export-format.md), to stdout or a file."""
+"""`claude-mem export`: memory as versioned JSONL (docs/export-format.md), to stdout or a file; the
+format's writer sits beside its reader in `importers/jsonl.py`."""
 
 import sys
 
 import click
 
-from claude_mem import settings
+from claude_mem import settings, store
 from claude_mem.cli.group import cli
 from claude_mem.cli.options import project_option
 from claude_mem.domain import parse_time
+from claude_mem.importers.jsonl import export_lines, write_atomically
 from claude_mem.recall.common import resolve_project
-from claude_mem.recall.exporting import export_lines, write_atomically
-from claude_mem.store import db
 
 
 @cli.command("export")
@@ -28,10 +28,8 @@ def export(project: str | None, since: str | None, output: str | None) -> None:
     and are not exported; the event queue, embeddings and settings are not part of it.
     """
     since_stamp = parse_time(since) if since else None
-    conn = db.connect(db.db_path(settings.data_dir()))
-    try:
-        key = resolve_project(conn, project)
-        lines = export_lines(conn, key, since_stamp)
+    with store.open(settings.data_dir()) as db:
+        lines = export_lines(db, resolve_project(db, project), since_stamp)
         if output:
             count = write_atomically(output, lines)
             click.echo(f"exported {count - 1} records to {output}", err=True)
@@ -40,5 +38,3 @@ def export(project: str | None, since: str | None, output: str | None) -> None:
             for line in lines:
                 out.write(line.encode("utf-8") + b"\n")
             out.flush()
-    finally:
-        conn.close()

@@ -8,6 +8,8 @@ API provider is re-sent some history with every request and costs more.
 
 from __future__ import annotations
 
+from typing import Any
+
 from claude_mem.observer.prompts import system_prompt, turn_prompt
 from claude_mem.observer.provider import SessionInfo, TurnEnd
 from claude_mem.recall.sanitize import estimate_tokens
@@ -16,7 +18,7 @@ from claude_mem.store.models import PendingEvent
 DATE = "2026-01-01"  # a fixed date: the system prompt's length must not depend on today's
 
 
-def observer_tokens(content_session_id: str, project: str, events: list[tuple[str, int | None, dict]]) -> int:
+def observer_tokens(content_session_id: str, project: str, events: list[tuple[str, int | None, dict[str, Any]]]) -> int:
     """Input tokens for one session's `(kind, prompt_number, payload)` events, oldest first."""
     if not events:
         return 0

@@ -1,6 +1,6 @@
-"""Reading a JSONL file one object at a time, whatever is in it.
+"""Reading a JSONL file one line at a time, whatever is in it.
 
-Streamed: one line in memory at a time, and a line longer than `MAX_LINE_BYTES` is skipped without
+Streamed: one line in memory at a time, and a line longer than the reader's limit is skipped without
 ever being held whole. A line that is not a JSON object (truncated by a crash, binary junk, not
 UTF-8) is reported with its file and line number and skipped; the rest of the file still reads.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 MAX_LINE_BYTES = 64 * 2**20
 CHUNK = 2**20
@@ -21,9 +21,23 @@ SKIM_TYPES = (b"api-request-blob", b"api-request-shape", b"api-request")
 Problem = Callable[[int, str], None]
 
 
-def _skip_rest(handle: BinaryIO, line: bytes) -> None:
-    while line and not line.endswith(b"\n"):
-        line = handle.readline(CHUNK)
+def numbered(handle: BinaryIO, max_line_bytes: int) -> Iterator[tuple[int, int, bytes | None]]:
+    """(line number, bytes read so far, the line with its line end) for each line of `handle`; None as
+    the line when it holds more than `max_line_bytes` (its rest is read in bounded pieces and dropped)."""
+    number = consumed = 0
+    while True:
+        raw = handle.readline(max_line_bytes + 1)
+        if not raw:
+            return
+        number += 1
+        consumed += len(raw)
+        if len(raw) <= max_line_bytes or raw.endswith(b"\n"):
+            yield number, consumed, raw
+            continue
+        while raw and not raw.endswith(b"\n"):
+            raw = handle.readline(CHUNK)
+            consumed += len(raw)
+        yield number, consumed, None
 
 
 def _skimmed(line: bytes) -> str | None:
@@ -37,19 +51,13 @@ def _skimmed(line: bytes) -> str | None:
     return None
 
 
-def objects(path: str, problem: Problem, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict]]:
+def objects(path: str, problem: Problem, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each JSON object line of `path`; `problem(line, message)` for the rest.
 
     OSError (missing, unreadable) propagates: the caller reports the file."""
     with open(path, "rb") as handle:
-        number = 0
-        while True:
-            line = handle.readline(max_line_bytes + 1)
-            if not line:
-                return
-            number += 1
-            if len(line) > max_line_bytes:
-                _skip_rest(handle, line)
+        for number, _, line in numbered(handle, max_line_bytes):
+            if line is None:
                 problem(number, f"line longer than {max_line_bytes // 2**20 or max_line_bytes} "
                                 f"{'MB' if max_line_bytes >= 2**20 else 'bytes'}, skipped")
                 continue
@@ -67,6 +75,9 @@ def objects(path: str, problem: Problem, max_line_bytes: int = MAX_LINE_BYTES) -
             except ValueError:
                 ending = "" if line.endswith(b"\n") else " (the file ends inside it)"
                 problem(number, f"not a complete JSON line{ending}, skipped")
+                continue
+            except RecursionError:
+                problem(number, "JSON nested too deeply, skipped")
                 continue
             if not isinstance(value, dict):
                 problem(number, f"a JSON {type(value).__name__}, not an object, skipped")

@@ -1,361 +1,377 @@
-"""Claude Code transcripts → the hook calls they show, as the payloads the hooks would have received.
+"""`claude-mem import transcripts`: past Claude Code sessions into the capture tables, as the hooks
+would have written them, queued for the observer.
 
-A session is `<projects>/<dir>/<session_id>.jsonl` plus its sub-agents' transcripts
-(`<dir>/<session_id>/subagents/agent-*.jsonl`), whose tool calls belong to the session (the hooks
-see them under the parent's session id). Read in the order the hooks ran: user prompts
-(UserPromptSubmit), each `tool_use` with its `tool_result` (PostToolUse, or PostToolUseFailure when
-`is_error`), the turn's last assistant message (Stop), the end of each run (SessionEnd; Claude Code
-writes a `cost-state` line when a run exits). Sub-agent lines are merged in by timestamp, so a
-sub-agent's tools come before the Agent call that ran them, as their hooks did.
+Each hook call a transcript shows (`transcript_reader.SessionReader`) goes through the hooks' own
+gate (`payload.capture_record`: skip_tools, excluded_projects, `<private>`, secret redaction,
+max_field_chars) and is written by the hooks' own `apply_record`. Nothing is doubled:
 
-The transcript is not an API contract (reference/claude-code-integration.md §2): unknown line types
-are counted and skipped, damaged lines reported with their place, and nothing here is fatal.
+- The keys are the hooks' keys. A tool call is keyed by its `tool_use_id`; a prompt, a turn end
+  and a session end by the hash of session + kind + cleaned payload + the turn's `prompt_id`, which
+  the transcript records as `promptId`. A session captured live by the hooks, or imported before,
+  therefore adds nothing.
+- Where a key cannot match (a CLI without `prompt_id`, a SessionEnd whose reason the transcript does
+  not record, a last message worded differently), a session the store already knows is compared
+  turn by turn: prompt *k* is there when the store's prompt *k* has the same cleaned text, a turn end
+  when its turn already has one, and a session end is only added after events this import added to
+  a session that had ended (as a resumed session gets a second SessionEnd).
+
+Each session is read and cleaned first, then written in one transaction: an interrupted import
+leaves whole sessions behind, and running it again continues with the rest. A dry run writes
+nothing and estimates what the observer would be sent (`estimate.py`).
 """
 
 from __future__ import annotations
 
-import heapq
 import os
-import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from claude_mem import project as projects
+from claude_mem.capture import payload as capture
+from claude_mem.domain import EVENT_KINDS, TURN_KINDS
 from claude_mem.importers import lines
+from claude_mem.importers.source import ImportReport, Progress, Table, quiet
+from claude_mem.importers.transcript_reader import HookCall, Notes, SessionFiles, SessionReader, find_sessions
+from claude_mem.store import Store, imports, transaction
+from claude_mem.store.capture import apply_record
 
-CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system", "progress"})
-# Bookkeeping: the other entry types Claude Code 2.1.330 routes when it writes a transcript (its
-# table of them, read in the binary), and `summary` of 1.x. Read and deliberately ignored.
-BOOKKEEPING_TYPES = frozenset({
-    "agent-color", "agent-name", "agent-setting", "ai-title", "api-request", "api-request-blob",
-    "api-request-resumed", "api-request-shape", "artifact-autoreact-ledger", "artifact-comment-monitor",
-    "atis-latch", "attribution-snapshot", "bridge-session", "content-replacement", "continued-in", "cost-state",
-    "custom-title", "data-flow-incomplete", "data-flow-records", "derived-from", "dev-mods", "ended-by-model",
-    "file-history-delta", "file-history-snapshot", "fork-context-ref", "frame-link", "history-suppression",
-    "isolation-latch", "last-prompt", "memory-mode", "mode", "observer-ref", "permission-mode", "pr-link",
-    "queue-operation", "relocated", "resume-head-vouch", "session-owner", "summary", "tag", "tools-used",
-    "worktree-state",
-})
-RUN_END = "cost-state"
-INTERRUPTED = "[Request interrupted by user"
-NOT_PROMPTS = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>")
-SESSION_ID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z$")
-KEEP_PLACES = 20  # damaged lines listed one by one; past this many, only counted
+PROGRESS_EVERY = 500  # hook calls read between two progress reports inside one session
+CaptureRecord = dict[str, Any]
 
 
-def default_root(env: dict[str, str]) -> str:
+def default_root(env: Mapping[str, str]) -> str:
     """Where Claude Code keeps transcripts: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`."""
     config = env.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
     return os.path.join(config, "projects")
 
 
-@dataclass(frozen=True)
-class SessionFiles:
-    """The transcript files of one Claude Code session."""
+def project_matcher(value: str) -> Callable[[str], bool]:
+    """Whether a project key is the one the user named: its key, a path inside it, or its folder name(s)."""
+    root = projects.project_root(value) if os.path.exists(value) else None
+    tail = "/" + value.strip("/")
 
-    session_id: str
-    main: str | None
-    subagents: tuple[str, ...] = ()
+    def wanted(key: str) -> bool:
+        return key == value or key == root or key.rstrip("/").endswith(tail)
 
-    @property
-    def label(self) -> str:
-        return self.main or self.subagents[0]
-
-
-def _subagent_session(path: str) -> str | None:
-    """The parent session of `<session_id>/subagents/agent-*.jsonl`, else None."""
-    folder = os.path.dirname(path)
-    name = os.path.basename(path)
-    if os.path.basename(folder) == "subagents" and name.startswith("agent-"):
-        return os.path.basename(os.path.dirname(folder)) or None
-    return None
-
-
-def _subagents_of(main: str, session_id: str) -> list[str]:
-    folder = os.path.join(os.path.dirname(main), session_id, "subagents")
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return []
-    return [os.path.join(folder, name) for name in names if name.startswith("agent-") and name.endswith(".jsonl")]
-
-
-def find_sessions(paths: Sequence[str]) -> tuple[list[SessionFiles], list[str]]:
-    """The sessions under `paths` (files or directories; `*.jsonl` found recursively), oldest file
-    first, and the paths that do not exist."""
-    found: list[str] = []
-    missing: list[str] = []
-    for path in paths:
-        if os.path.isdir(path):
-            for directory, folders, names in os.walk(path):
-                folders.sort()
-                found += [os.path.join(directory, name) for name in sorted(names) if name.endswith(".jsonl")]
-        elif os.path.isfile(path):
-            found.append(path)
-        else:
-            missing.append(path)
-    mains: dict[str, str] = {}
-    subagents: dict[str, set[str]] = {}
-    for path in dict.fromkeys(os.path.abspath(p) for p in found):
-        parent = _subagent_session(path)
-        if parent is not None:
-            subagents.setdefault(parent, set()).add(path)
-            continue
-        session_id = os.path.basename(path)[: -len(".jsonl")] if path.endswith(".jsonl") else os.path.basename(path)
-        mains.setdefault(session_id, path)
-    for session_id, main in mains.items():
-        subagents.setdefault(session_id, set()).update(_subagents_of(main, session_id))
-    sessions = [SessionFiles(sid, mains.get(sid), tuple(sorted(subagents.get(sid, ())))) for sid in
-                {**dict.fromkeys(mains), **dict.fromkeys(subagents)}]
-    sessions = [s for s in sessions if s.main or s.subagents]
-    return sorted(sessions, key=lambda s: (_mtime(s.label), s.label)), missing
-
-
-def _mtime(path: str) -> float:
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return 0.0
+    return wanted
 
 
 @dataclass
-class Notes:
-    """What reading found besides hook calls: damaged lines (with their places), unknown line types."""
+class TranscriptReport(ImportReport):
+    """An import's report, and (a dry run) the observer input tokens its events would cost."""
 
-    damaged: list[str] = field(default_factory=list)
-    damaged_count: int = 0
-    unknown: Counter[str] = field(default_factory=Counter)
-    unknown_first: dict[str, str] = field(default_factory=dict)
-    other_session_lines: int = 0
-    unmatched_results: int = 0
-
-    def problem(self, path: str, line: int, message: str) -> None:
-        self.damaged_count += 1
-        if len(self.damaged) < KEEP_PLACES:
-            self.damaged.append(f"{path}:{line}: {message}")
-
-    def unknown_type(self, path: str, line: int, name: object) -> None:
-        shown = name if isinstance(name, str) else f"(no type: {type(name).__name__})"
-        shown = shown[:40]
-        self.unknown[shown] += 1
-        self.unknown_first.setdefault(shown, f"{path}:{line}")
+    tokens: int = 0
 
     @property
-    def skipped_lines(self) -> int:
-        return self.damaged_count + sum(self.unknown.values())
+    def events_added(self) -> int:
+        return sum(self.added[kind] for kind in EVENT_KINDS)
 
 
-@dataclass(frozen=True)
-class HookCall:
-    """One hook call a transcript shows: the hook command, its payload, when it happened."""
-
-    hook: str
-    payload: dict
-    at: str
+@dataclass
+class _Tally:
+    sessions: int = 0
+    events: int = 0
+    tokens: int = 0
 
 
-def stamp(value: object) -> str | None:
-    """A transcript timestamp in the store's format (`2026-11-23T10:42:05.609Z`), else None."""
-    if not isinstance(value, str):
-        return None
-    match = STAMP.match(value)
-    if match:
-        return f"{match.group(1)}.{(match.group(2) or '0')[:3].ljust(3, '0')}Z"
-    from datetime import datetime
+@dataclass
+class _Run:
+    """What one import has done so far (in a dry run, would have done)."""
 
-    from claude_mem.domain import iso_from
+    dry_run: bool
+    sessions_read: int = 0
+    sessions_added: int = 0  # gained rows
+    sessions_present: int = 0  # everything was stored already
+    sessions_empty: int = 0  # no prompt or tool call in them
+    sessions_filtered: int = 0  # left out by --since or --project
+    sessions_excluded: int = 0  # excluded_projects
+    calls_read: int = 0
+    events: Counter[str] = field(default_factory=Counter)  # added, per kind
+    prompts: int = 0  # prompt rows added (private ones too)
+    present: int = 0  # already stored: captured live or imported before
+    private: int = 0  # tool calls and turn ends of private turns, dropped
+    skipped: int = 0  # skip_tools
+    bad_records: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+    projects: dict[str, _Tally] = field(default_factory=dict)
+    notes: Notes = field(default_factory=Notes)
+    tokens: int = 0  # estimated observer input tokens (dry run)
 
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return iso_from(moment) if moment.tzinfo else None
-
-
-def _text(content: object) -> str | None:
-    """The text of a message's content (a string or text blocks); None when it has none."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
-                 and isinstance(b.get("text"), str)]
-        return "\n".join(texts) if texts else None
-    return None
-
-
-def _typed_prompt(text: str) -> str | None:
-    """What the user typed, as UserPromptSubmit receives it; None for lines that are no prompt."""
-    stripped = text.lstrip()
-    if stripped.startswith(NOT_PROMPTS):
-        return None
-    if "<command-name>" in stripped:
-        name = re.search(r"<command-name>(.*?)</command-name>", stripped, re.S)
-        args = re.search(r"<command-args>(.*?)</command-args>", stripped, re.S)
-        if name:
-            typed = name.group(1).strip()
-            return f"{typed} {args.group(1).strip()}".strip() if args else typed
-    return text
+    @property
+    def events_added(self) -> int:
+        return sum(self.events.values())
 
 
-class SessionReader:
-    """Reads one session's files; iterating yields its hook calls in the order the hooks ran.
+class _Known:
+    """The store as the importer sees it, and what this run would have added (a dry run writes nothing)."""
 
-    `start` (the first timestamp) and `start_cwd` are known once the first call has been yielded."""
+    def __init__(self, db: Store, dry_run: bool) -> None:
+        self.db = db
+        self.dry_run = dry_run
+        self.keys: dict[str, int | None] = {}
 
-    def __init__(self, files: SessionFiles, notes: Notes, max_line_bytes: int = lines.MAX_LINE_BYTES) -> None:
-        self.files = files
-        self.session_id = files.session_id
-        self.notes = notes
-        self.max_line_bytes = max_line_bytes
-        self.start: str | None = None
-        self.start_cwd: str | None = None
-        self.unreadable: list[str] = []
-        self._cwd = ""
-        self._last_at = ""
-        self._pending: dict[str, tuple[str, object]] = {}
-        self._prompt_id: str | None = None
-        self._turn_open = False
-        self._interrupted = False
-        self._message_id: object = None
-        self._answered = False  # the turn has an assistant message (its last one decides the Stop)
-        self._texts: list[str] = []
-        self._calls_tools = False
-        self._run_active = False
-        self._started = False
+    def stored(self, key: str | None) -> tuple[bool, int | None]:
+        if not key:
+            return False, None
+        if key in self.keys:
+            return True, self.keys[key]
+        return imports.event_number(self.db, key)
 
-    # -- reading ------------------------------------------------------------------------------------
-    def _entries(self, path: str, sidechain: bool) -> Iterator[tuple[str, dict, bool]]:
-        """(timestamp, entry, sidechain) of the known lines of one file; a line without a timestamp has
-        the one before it."""
-        at = ""
+    def status(self, session: str) -> str | None:
+        return imports.session_status(self.db, session)
+
+    def add(self, record: CaptureRecord, number: int | None) -> bool:
+        """Write `record` (or, in a dry run, remember it); whether it added a row."""
+        if self.dry_run:
+            self.keys[record["event_key"]] = number
+            return True
+        return apply_record(self.db, record)
+
+
+class _SessionWrite:
+    """The records of one session written in order, skipping what the store has already."""
+
+    def __init__(self, known: _Known, run: _Run, session: str) -> None:
+        self.known, self.run, self.session = known, run, session
+        self.before = known.status(session)
+        self.last = imports.last_prompt_number(known.db, session) if self.before else 0
+        self.ordinal = 0
+        self.number: int | None = None
+        self.private = False
+        self.added: list[tuple[str, int | None, dict[str, Any]]] = []
+
+    def _present_prompt(self, record: CaptureRecord) -> bool:
+        stored, number = self.known.stored(record["event_key"])
+        if stored:
+            self.number = number
+            return True
+        if self.before is None:
+            return False
+        there = imports.prompt_at(self.known.db, self.session, self.ordinal)
+        wanted = ("" if self.private else str(record["payload"]["prompt"]), self.private)
+        if there == wanted:
+            self.number = self.ordinal
+            return True
+        return False
+
+    def _present(self, record: CaptureRecord) -> bool:
+        if self.known.stored(record["event_key"])[0]:
+            return True
+        if self.before is None:
+            return False
+        if record["kind"] == "summarize":
+            return imports.has_turn_event(self.known.db, self.session, "summarize", self.number)
+        if record["kind"] == "session_end":  # the hooks end sessions they saw; see the module docstring
+            return not (self.before == "completed" and self.added)
+        return False
+
+    def write(self, record: CaptureRecord) -> None:
+        kind = record["kind"]
+        if kind == "session_start":
+            if self.before is None and not self.known.dry_run:
+                self.known.add(record, None)  # creates the session row (the hooks' SessionStart)
+            return
+        if kind == "prompt":
+            self.ordinal += 1
+            self.private = bool(record["private"])
+            if self._present_prompt(record):
+                self.run.present += 1
+                return
+            self.last += 1
+            self.number = self.last
+        elif kind in TURN_KINDS and self.private:
+            self.run.private += 1
+            return
+        elif self._present(record):
+            self.run.present += 1
+            return
+        if not self.known.add(record, self.number):
+            self.run.present += 1
+            return
+        if kind == "prompt":
+            self.run.prompts += 1
+            if self.private:
+                return
+        self.run.events[kind] += 1
+        self.added.append((kind, self.number, {**record["payload"], "prompt_number": self.number}))
+
+
+@dataclass
+class TranscriptSource:
+    """Claude Code's transcripts of some sessions, read as the hooks would have captured them."""
+
+    sessions: Sequence[SessionFiles]
+    config: dict[str, Any]  # the settings the hooks' gate applies
+    label: str = "transcripts"  # what was read, as the report names it
+    missing: Sequence[str] = ()  # paths asked for that do not exist
+    since: str | None = None  # only sessions started at or after (store time)
+    wanted: Callable[[str], bool] | None = None  # only sessions of the projects it accepts
+    max_line_bytes: int = lines.MAX_LINE_BYTES
+    name = "transcripts"
+    unit = "sessions"
+    dry_run_writes = False  # a dry run only reads, and remembers what it would have added
+
+    @classmethod
+    def find(cls, paths: Sequence[str], config: dict[str, Any], env: Mapping[str, str], *, since: str | None = None,
+             project: str | None = None) -> TranscriptSource:
+        """The sessions under `paths` (files or folders; none: where Claude Code keeps them)."""
+        roots = list(paths) or [default_root(env)]
+        sessions, missing = find_sessions(roots)
+        return cls(sessions, config, ", ".join(roots), missing, since, project_matcher(project) if project else None)
+
+    def size(self) -> int:
+        return len(self.sessions)
+
+    def run(self, db: Store, *, dry_run: bool = False, progress: Progress = quiet) -> TranscriptReport:
+        """Import the sessions; progress counts sessions read (and tells the events added)."""
+        run = _Run(dry_run)
+        known = _Known(db, dry_run)
+
+        def tell() -> None:
+            progress(run.sessions_read, f"· {run.events_added} events")
+
+        for files in self.sessions:
+            self._import_session(files, known, run, tell)
+            run.sessions_read += 1
+            tell()
+        return self._report(run)
+
+    def _import_session(self, files: SessionFiles, known: _Known, run: _Run, tell: Callable[[], None]) -> None:
+        reader = SessionReader(files, run.notes, self.max_line_bytes)
+        calls = iter(reader)
+        first = next(calls, None)  # the session start, yielded just before the first prompt or tool call
+        if first is None:
+            run.unreadable += reader.unreadable
+            run.sessions_empty += not reader.unreadable
+            return
+        if self.since is not None and (reader.start or first.at) < self.since:
+            run.sessions_filtered += 1
+            return
+        # Claude Code gives hooks the session's start directory as CLAUDE_PROJECT_DIR.
+        env = {"CLAUDE_PROJECT_DIR": reader.start_cwd} if reader.start_cwd else {}
         try:
-            for number, entry in lines.objects(path, lambda n, m: self.notes.problem(path, n, m), self.max_line_bytes):
-                kind = entry.get("type")
-                if not isinstance(kind, str) or kind not in CHAIN_TYPES | BOOKKEEPING_TYPES:
-                    self.notes.unknown_type(path, number, kind)
-                    continue
-                owner = entry.get("sessionId")
-                if isinstance(owner, str) and owner and owner != self.session_id:
-                    self.notes.other_session_lines += 1
-                    continue
-                at = stamp(entry.get("timestamp")) or at
-                yield at, entry, sidechain
-        except OSError as exc:
-            self.unreadable.append(f"{path}: {exc.strerror or exc}")
-
-    def __iter__(self) -> Iterator[HookCall]:
-        streams = [self._entries(path, True) for path in self.files.subagents]
-        if self.files.main:
-            streams.insert(0, self._entries(self.files.main, False))
-        # Each file keeps its own order; between files the earlier timestamp goes first.
-        for at, entry, sidechain in heapq.merge(*streams, key=lambda item: item[0]):
-            if at:
-                self._last_at = at
-            cwd = entry.get("cwd")
-            if isinstance(cwd, str) and cwd:
-                self._cwd = cwd
-                if self.start_cwd is None:
-                    self.start_cwd = cwd
-            if self.start is None and at and entry.get("type") in CHAIN_TYPES:
-                self.start = at
-            kind = entry["type"]
-            if kind == RUN_END:
-                yield from self._end_run()
-            elif kind == "user":
-                yield from self._user(entry, sidechain or entry.get("isSidechain") is True, at)
-            elif kind == "assistant":
-                self._assistant(entry, sidechain or entry.get("isSidechain") is True)
-        yield from self._end_run()
-
-    # -- what each line means ---------------------------------------------------------------------------
-    def _base(self, event: str) -> dict:
-        return {"session_id": self.session_id, "cwd": self._cwd, "hook_event_name": event}
-
-    def _call(self, hook: str, payload: dict, at: str) -> Iterator[HookCall]:
-        if not self._started:
-            self._started = True
-            start = {**self._base("SessionStart"), "cwd": self.start_cwd or self._cwd, "source": "startup"}
-            yield HookCall("session-start", start, self.start or at)
-        yield HookCall(hook, payload, at or self._last_at)
-
-    def _user(self, entry: dict, sidechain: bool, at: str) -> Iterator[HookCall]:
-        message = entry.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
-            if isinstance(content, list) else []
-        if results:
-            structured = entry.get("toolUseResult", None) if len(results) == 1 else None
-            for block in results:
-                yield from self._result(block, structured, at)
+            start = self._gated(first, env, run, files.label)
+        except capture.Unregistered:  # a session start names no tool: its project is excluded
+            run.sessions_excluded += 1
             return
-        if sidechain or entry.get("isMeta") is True or entry.get("isCompactSummary") is True:
+        if start is None:
             return
-        text = _text(content)
-        if text is None:
+        project = str(start["project"])
+        if self.wanted is not None and not self.wanted(project):
+            run.sessions_filtered += 1
             return
-        if text.lstrip().startswith(INTERRUPTED):
-            self._interrupted = True
-            return
-        prompt = _typed_prompt(text)
-        if prompt is None:
-            return
-        yield from self._close_turn()
-        prompt_id = entry.get("promptId")
-        uuid = entry.get("uuid")
-        self._prompt_id = prompt_id if isinstance(prompt_id, str) and prompt_id else \
-            f"transcript:{uuid if isinstance(uuid, str) else self._last_at}"
-        self._turn_open, self._interrupted, self._run_active = True, False, True
-        self._message_id, self._answered, self._texts, self._calls_tools = None, False, [], False
-        payload = {**self._base("UserPromptSubmit"), "prompt_id": self._prompt_id, "prompt": prompt}
-        yield from self._call("user-prompt", payload, at)
-
-    def _result(self, block: dict, structured: object, at: str) -> Iterator[HookCall]:
-        tool_use_id = block.get("tool_use_id")
-        call = self._pending.pop(tool_use_id, None) if isinstance(tool_use_id, str) else None
-        if call is None:
-            self.notes.unmatched_results += 1
-            return
-        name, tool_input = call
-        payload = {**self._base("PostToolUse"), "prompt_id": self._prompt_id, "tool_name": name,
-                   "tool_input": tool_input, "tool_use_id": tool_use_id}
-        if block.get("is_error") is True:
-            error = _text(block.get("content")) or ""
-            payload.update(hook_event_name="PostToolUseFailure", error=error,
-                           is_interrupt=error.startswith(INTERRUPTED))
+        records = [start, *self._records(reader, known, env, run, tell)]
+        run.unreadable += reader.unreadable
+        before = run.events_added + run.prompts
+        if known.dry_run:
+            writer = self._write(known, run, files.session_id, records)
         else:
-            payload["tool_response"] = structured if structured is not None else block.get("content")
-        yield from self._call("post-tool", payload, at)
+            with transaction(known.db):  # the whole session or nothing
+                writer = self._write(known, run, files.session_id, records)
+        tally = run.projects.setdefault(project, _Tally())
+        if run.events_added + run.prompts > before:
+            run.sessions_added += 1
+            tally.sessions += 1
+            tally.events += len(writer.added)
+        else:
+            run.sessions_present += 1
+        if known.dry_run and writer.added:
+            from claude_mem.importers.estimate import observer_tokens
 
-    def _assistant(self, entry: dict, sidechain: bool) -> None:
-        message = entry.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            return
-        message_id = message.get("id") if isinstance(message, dict) else None
-        if not sidechain and (message_id is None or message_id != self._message_id):
-            self._message_id, self._answered, self._texts, self._calls_tools = message_id, True, [], False
-        for block in content:
-            if not isinstance(block, dict):
+            tokens = observer_tokens(files.session_id, project, writer.added)
+            tally.tokens += tokens
+            run.tokens += tokens
+
+    @staticmethod
+    def _write(known: _Known, run: _Run, session_id: str, records: list[CaptureRecord]) -> _SessionWrite:
+        writer = _SessionWrite(known, run, session_id)
+        for record in records:
+            writer.write(record)
+        return writer
+
+    def _records(self, reader: SessionReader, known: _Known, env: dict[str, str], run: _Run,
+                 tell: Callable[[], None]) -> list[CaptureRecord]:
+        """The session's capture records, cleaned by the hooks' gate (no database lock held meanwhile)."""
+        records: list[CaptureRecord] = []
+        for call in reader:
+            run.calls_read += 1
+            if run.calls_read % PROGRESS_EVERY == 0:
+                tell()
+            tool_use_id = call.payload.get("tool_use_id")
+            if call.hook == "post-tool" and known.stored(tool_use_id if isinstance(tool_use_id, str) else None)[0]:
+                run.present += 1  # the key is known before cleaning: spare the redaction
                 continue
-            if block.get("type") == "tool_use" and isinstance(block.get("id"), str) and isinstance(block.get("name"), str):
-                self._pending[block["id"]] = (block["name"], block.get("input"))
-                if not sidechain:
-                    self._calls_tools = True
-            elif block.get("type") == "text" and isinstance(block.get("text"), str) and not sidechain:
-                self._texts.append(block["text"])
+            try:
+                record = self._gated(call, env, run, reader.files.label)
+            except capture.Unregistered:
+                run.skipped += 1
+                continue
+            if record is not None:
+                records.append(record)
+        return records
 
-    def _close_turn(self) -> Iterator[HookCall]:
-        """The Stop hook of a turn that ended with Claude's answer (not interrupted, not mid-tool)."""
-        if self._turn_open and not self._interrupted and self._answered and not self._calls_tools:
-            payload = {**self._base("Stop"), "prompt_id": self._prompt_id, "stop_hook_active": False,
-                       "last_assistant_message": "\n".join(self._texts)}
-            yield from self._call("stop", payload, self._last_at)
-        self._turn_open = False
+    def _gated(self, call: HookCall, env: dict[str, str], run: _Run, label: str) -> CaptureRecord | None:
+        """The call's capture record through the hooks' gate, at the transcript's time; None (reported)
+        when the payload cannot be stored. Unregistered when the gate leaves it out."""
+        try:
+            record = capture.capture_record(call.hook, call.payload, self.config, env)
+        except capture.BadInput as exc:
+            run.bad_records.append(f"{label}: {call.payload.get('hook_event_name')}: {exc}")
+            return None
+        record["captured_at"] = call.at or record["captured_at"]
+        return record
 
-    def _end_run(self) -> Iterator[HookCall]:
-        yield from self._close_turn()
-        if self._run_active:
-            self._run_active = False
-            payload = {**self._base("SessionEnd"), "prompt_id": self._prompt_id, "reason": "other"}
-            yield from self._call("session-end", payload, self._last_at)
+    def _report(self, run: _Run) -> TranscriptReport:
+        """What the run did, as every import reports it."""
+        report = TranscriptReport(self.label, run.dry_run, tokens=run.tokens)
+        report.added.update(sessions=run.sessions_added, **run.events)
+        report.present.update(sessions=run.sessions_present, events=run.present)
+        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(run.events.items()))
+        total = len(self.sessions)
+        if run.dry_run:
+            report.title = (f"Dry run, nothing written: {run.sessions_added} of {total} sessions would add "
+                            f"{run.events_added} events ({kinds or 'none'}) for the observer, about {run.tokens:,} "
+                            "observer input tokens (characters / 4; a stateless API provider is re-sent some history "
+                            "and costs more).")
+        else:
+            report.title = (f"Imported {run.sessions_added} of {total} sessions: {run.events_added} events queued for "
+                            f"the observer ({kinds or 'none'}); the worker processes them when it runs.")
+        report.table = _table(run)
+        counted = [(run.sessions_present, "sessions already stored (captured live or imported before)"),
+                   (run.present, "events already stored"),
+                   (run.sessions_filtered, "sessions left out by --since/--project"),
+                   (run.sessions_excluded, "sessions of excluded_projects"),
+                   (run.sessions_empty, "transcripts with no prompt or tool call"),
+                   (run.skipped, "tool calls of skip_tools"),
+                   (run.private, "tool calls and turn ends of <private> turns")]
+        report.notes += [f"{count} {what}" for count, what in counted if count]
+        for path in self.missing:
+            report.skip("path(s) not found", f"not found: {path}")
+        for problem in run.unreadable:
+            report.skip("file(s) not read", f"cannot read {problem}")
+        notes = run.notes
+        for place in notes.damaged:
+            report.skip("damaged line(s) skipped", place)
+        if notes.damaged_count > len(notes.damaged):
+            report.skip("damaged line(s) skipped", f"… and {notes.damaged_count - len(notes.damaged)} more damaged "
+                                                   "line(s)", notes.damaged_count - len(notes.damaged))
+        for kind, count in notes.unknown.most_common():
+            report.skip("line(s) of unknown type skipped", f"{count} line(s) of unknown type {kind!r} skipped "
+                                                           f"(first at {notes.unknown_first[kind]})", count)
+        for problem in run.bad_records:
+            report.skip("record(s) not stored", f"not stored: {problem}")
+        return report
+
+
+def _table(run: _Run) -> Table:
+    """Per project (by its display name) that gained sessions: sessions, events, and a dry run's token estimate."""
+    names = projects.display_names(list(run.projects))
+    columns = ("project", "sessions", "events") + (("observer tokens (est.)",) if run.dry_run else ())
+    rows = []
+    for key, tally in sorted(run.projects.items(), key=lambda item: names[item[0]]):
+        if tally.sessions:
+            row = (names[key], str(tally.sessions), str(tally.events))
+            rows.append(row + ((f"{tally.tokens:,}",) if run.dry_run else ()))
+    return Table(columns, tuple(rows))

@@ -5,21 +5,22 @@ schema is checked before anything is read: the tables and columns an import maps
 missing. Rows are streamed one session at a time, with the prompts, observations and summaries that
 belong to it, inside one read transaction (a worker writing meanwhile changes nothing we see).
 
-Rows come out as plain dicts keyed by the original's column names.
+Its schema is theirs, so its column lists are spelled here, not derived from ours. Rows come out as
+dicts keyed by the original's column names. Any failure to read it is a `ForeignError` that says
+what is wrong in words for someone importing it.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Any
 from urllib.parse import quote
 
 from claude_mem.domain import RecallError
-from claude_mem.store.portable import snapshot
-
-__all__ = ["ForeignError", "counts", "describe", "observations_of", "open_readonly", "orphans", "project_names",
-           "prompts_of", "sessions", "snapshot", "summaries_of"]
 
 # How long a read waits for a lock its worker holds (a write in rollback-journal mode blocks readers).
 BUSY_MS = 5_000
@@ -40,13 +41,129 @@ OPTIONAL = {"sdk_sessions": ("custom_title",), "observations": ("text",)}
 # Tables only our own database has: a file holding them is a claude-mem-py store, not the original's.
 OURS = ("pending_events", "observation_sources")
 
+TheirRow = dict[str, Any]
+
 
 class ForeignError(RecallError):
     """The original's database cannot be read: missing, not SQLite, not its schema, or locked."""
 
 
-def open_readonly(path: str, busy_ms: int | None = None) -> tuple[sqlite3.Connection, dict[str, tuple[str, ...]]]:
-    """The original's database opened read-only, and the optional columns it has (table -> names).
+def _describe(exc: sqlite3.Error) -> str:
+    """What a SQLite error means for someone importing the original's database."""
+    text = str(exc)
+    if "not a database" in text or "malformed" in text:
+        return f"not a readable SQLite database ({text})"
+    if "locked" in text or "busy" in text:
+        return (f"locked by another program ({text}): the original claude-mem's worker is writing to it; wait for it"
+                " to finish, or stop that worker, and run the import again")
+    return f"cannot be read ({text})"
+
+
+class Original:
+    """The original's database, open read-only with its schema checked (`open_readonly`)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str, optional: dict[str, tuple[str, ...]]) -> None:
+        self._conn = conn
+        self.path = path
+        self._optional = optional  # the OPTIONAL columns it has, by table
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Original:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise ForeignError(f"{self.path}: {_describe(exc)}") from None
+
+    def _rows(self, sql: str, args: Sequence[object] = ()) -> Iterator[TheirRow]:
+        with self._reading():
+            cursor = self._conn.execute(sql, args)
+            names = [column[0] for column in cursor.description]
+            for values in cursor:
+                yield dict(zip(names, values))
+
+    def _select(self, table: str, alias: str) -> str:
+        present = self._optional.get(table, ())
+        names = [f"{alias}.{name}" for name in REQUIRED[table]]
+        names += [f"{alias}.{name}" if name in present else f"NULL AS {name}" for name in OPTIONAL.get(table, ())]
+        return ", ".join(names)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read everything inside one read transaction: what its worker writes meanwhile is not seen."""
+        with self._reading():
+            self._conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            with self._reading():
+                if self._conn.in_transaction:
+                    self._conn.execute("COMMIT")
+
+    def counts(self) -> dict[str, int]:
+        """Rows of each table an import reads."""
+        with self._reading():
+            return {table: int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]) for table in REQUIRED}
+
+    def project_names(self) -> list[str]:
+        """Every project name (the folder's basename) its sessions, observations and summaries use, sorted."""
+        return [row["project"] for row in self._rows(
+            "SELECT project FROM sdk_sessions UNION SELECT project FROM observations"
+            " UNION SELECT project FROM session_summaries ORDER BY 1")]
+
+    def sessions(self) -> Iterator[TheirRow]:
+        """Its sessions, oldest row first."""
+        return self._rows(f"SELECT {self._select('sdk_sessions', 's')} FROM sdk_sessions s ORDER BY s.id")
+
+    def prompts_of(self, session: TheirRow) -> list[TheirRow]:
+        """The session's prompts: those naming its row, or (with no row named) its Claude Code id."""
+        columns = self._select("user_prompts", "p")
+        return list(self._rows(
+            f"SELECT {columns} FROM user_prompts p WHERE p.session_db_id = ?"
+            f" UNION ALL SELECT {columns} FROM user_prompts p"
+            " WHERE p.session_db_id IS NULL AND p.content_session_id = ? ORDER BY 4, 1",
+            (session["id"], session["content_session_id"])))
+
+    def observations_of(self, session: TheirRow) -> list[TheirRow]:
+        """The session's observations (by its observer's id), oldest row first."""
+        if session["memory_session_id"] is None:
+            return []
+        return list(self._rows(
+            f"SELECT {self._select('observations', 'o')} FROM observations o WHERE o.memory_session_id = ?"
+            " ORDER BY o.id", (session["memory_session_id"],)))
+
+    def summaries_of(self, session: TheirRow) -> list[TheirRow]:
+        """The session's summaries (by its observer's id), oldest row first."""
+        if session["memory_session_id"] is None:
+            return []
+        return list(self._rows(
+            f"SELECT {self._select('session_summaries', 'm')} FROM session_summaries m WHERE m.memory_session_id = ?"
+            " ORDER BY m.id", (session["memory_session_id"],)))
+
+    def orphans(self) -> dict[str, int]:
+        """Rows that belong to no session of it (an import cannot place them): table -> count."""
+        queries = {
+            "user_prompts": "SELECT COUNT(*) FROM user_prompts p WHERE CASE WHEN p.session_db_id IS NULL"
+                            " THEN NOT EXISTS (SELECT 1 FROM sdk_sessions s WHERE s.content_session_id = p.content_session_id)"
+                            " ELSE NOT EXISTS (SELECT 1 FROM sdk_sessions s WHERE s.id = p.session_db_id) END",
+            **{table: f"SELECT COUNT(*) FROM {table} r WHERE NOT EXISTS"
+                      " (SELECT 1 FROM sdk_sessions s WHERE s.memory_session_id = r.memory_session_id)"
+               for table in ("observations", "session_summaries")},
+        }
+        with self._reading():
+            return {table: int(self._conn.execute(sql).fetchone()[0]) for table, sql in queries.items()}
+
+
+def open_readonly(path: str, busy_ms: int | None = None) -> Original:
+    """The original's database at `path`, opened read-only, its schema checked.
 
     ForeignError, with one line that says what is wrong, when it cannot be read as the original's.
     """
@@ -65,22 +182,11 @@ def open_readonly(path: str, busy_ms: int | None = None) -> tuple[sqlite3.Connec
         optional = _check_schema(conn, path)
     except sqlite3.Error as exc:
         conn.close()
-        raise ForeignError(f"{path}: {describe(exc)}") from None
+        raise ForeignError(f"{path}: {_describe(exc)}") from None
     except ForeignError:
         conn.close()
         raise
-    return conn, optional
-
-
-def describe(exc: sqlite3.Error) -> str:
-    """What a SQLite error means for someone importing the original's database."""
-    text = str(exc)
-    if "not a database" in text or "malformed" in text:
-        return f"not a readable SQLite database ({text})"
-    if "locked" in text or "busy" in text:
-        return (f"locked by another program ({text}): the original claude-mem's worker is writing to it; wait for it"
-                " to finish, or stop that worker, and run the import again")
-    return f"cannot be read ({text})"
+    return Original(conn, path, optional)
 
 
 def _check_schema(conn: sqlite3.Connection, path: str) -> dict[str, tuple[str, ...]]:
@@ -101,77 +207,3 @@ def _check_schema(conn: sqlite3.Connection, path: str) -> dict[str, tuple[str, .
         raise ForeignError(f"{path}: not the original claude-mem's database (missing {', '.join(missing)}); nothing "
                            "imported")
     return optional
-
-
-def _select(table: str, optional: dict[str, tuple[str, ...]], alias: str) -> str:
-    present = optional.get(table, ())
-    names = [f"{alias}.{name}" for name in REQUIRED[table]]
-    names += [f"{alias}.{name}" if name in present else f"NULL AS {name}" for name in OPTIONAL.get(table, ())]
-    return ", ".join(names)
-
-
-def _dicts(cursor: sqlite3.Cursor) -> Iterator[dict]:
-    names = [column[0] for column in cursor.description]
-    for values in cursor:
-        yield dict(zip(names, values))
-
-
-def counts(conn: sqlite3.Connection) -> dict[str, int]:
-    """Rows of each table an import reads."""
-    return {table: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in REQUIRED}
-
-
-def project_names(conn: sqlite3.Connection) -> list[str]:
-    """Every project name (the folder's basename) its sessions, observations and summaries use, sorted."""
-    return [row[0] for row in conn.execute(
-        "SELECT project FROM sdk_sessions UNION SELECT project FROM observations"
-        " UNION SELECT project FROM session_summaries ORDER BY 1")]
-
-
-def sessions(conn: sqlite3.Connection, optional: dict[str, tuple[str, ...]]) -> Iterator[dict]:
-    """Its sessions, oldest row first."""
-    return _dicts(conn.execute(f"SELECT {_select('sdk_sessions', optional, 's')} FROM sdk_sessions s ORDER BY s.id"))
-
-
-def prompts_of(conn: sqlite3.Connection, session: dict) -> list[dict]:
-    """The session's prompts: those naming its row, or (with no row named) its Claude Code id."""
-    return list(_dicts(conn.execute(
-        f"SELECT {_select('user_prompts', {}, 'p')} FROM user_prompts p WHERE p.session_db_id = ?"
-        " UNION ALL "
-        f"SELECT {_select('user_prompts', {}, 'p')} FROM user_prompts p"
-        " WHERE p.session_db_id IS NULL AND p.content_session_id = ? ORDER BY 4, 1",
-        (session["id"], session["content_session_id"]))))
-
-
-def observations_of(conn: sqlite3.Connection, session: dict, optional: dict[str, tuple[str, ...]]) -> list[dict]:
-    """The session's observations (by its observer's id), oldest row first."""
-    if session["memory_session_id"] is None:
-        return []
-    return list(_dicts(conn.execute(
-        f"SELECT {_select('observations', optional, 'o')} FROM observations o WHERE o.memory_session_id = ?"
-        " ORDER BY o.id", (session["memory_session_id"],))))
-
-
-def summaries_of(conn: sqlite3.Connection, session: dict) -> list[dict]:
-    """The session's summaries (by its observer's id), oldest row first."""
-    if session["memory_session_id"] is None:
-        return []
-    return list(_dicts(conn.execute(
-        f"SELECT {_select('session_summaries', {}, 'm')} FROM session_summaries m WHERE m.memory_session_id = ?"
-        " ORDER BY m.id", (session["memory_session_id"],))))
-
-
-def orphans(conn: sqlite3.Connection) -> dict[str, int]:
-    """Rows that belong to no session of it (an import cannot place them): table -> count."""
-    found = {
-        "user_prompts": conn.execute(
-            "SELECT COUNT(*) FROM user_prompts p WHERE CASE WHEN p.session_db_id IS NULL"
-            " THEN NOT EXISTS (SELECT 1 FROM sdk_sessions s WHERE s.content_session_id = p.content_session_id)"
-            " ELSE NOT EXISTS (SELECT 1 FROM sdk_sessions s WHERE s.id = p.session_db_id) END"
-        ).fetchone()[0],
-    }
-    for table in ("observations", "session_summaries"):
-        found[table] = conn.execute(
-            f"SELECT COUNT(*) FROM {table} r WHERE NOT EXISTS"
-            " (SELECT 1 FROM sdk_sessions s WHERE s.memory_session_id = r.memory_session_id)").fetchone()[0]
-    return found

@@ -3,31 +3,50 @@
 Export reads inside one snapshot: every stream is ordered by its session (`started_at`, `uid`) and
 then by a key that does not depend on local row ids, so two copies of the same memory stream the
 same rows in the same order, and the streams can be merged one session at a time in constant
-memory. An import writes one session and its rows per transaction, and matches rows by their `uid`
-(m006) so that importing twice adds nothing.
+memory. An import (our JSONL export, the original claude-mem's database) writes one session and its
+rows per transaction, and matches rows by their `uid` (m006) so that importing twice adds nothing.
 
-Rows come and go as plain dicts keyed by column name; children name their session by
-`session_uid` (None for a manual note).
+What travels is every column of the typed rows (`store/rows.py`) but the ones that mean something
+only in this database (`LOCAL`). Rows come and go as dicts keyed by column name, JSON lists decoded;
+children name their session by `session_uid` (None for a manual note).
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
+from claude_mem.store.db import Store
+from claude_mem.store.rows import (
+    JSON_LISTS,
+    OBSERVATION_COLUMNS,
+    PROMPT_COLUMNS,
+    SESSION_COLUMNS,
+    SUMMARY_COLUMNS,
+    TEAM_COLUMNS,
+    decode,
+    encode_list,
+    select,
+)
 from claude_mem.store.transaction import transaction
 
-SESSION_COLUMNS = ("uid", "content_session_id", "project", "cwd", "title", "status", "observer_provider",
-                   "memory_session_id", "started_at", "ended_at", "last_activity_at", "last_injected_at")
-PROMPT_COLUMNS = ("uid", "prompt_number", "text", "private", "created_at")
-OBSERVATION_COLUMNS = ("uid", "project", "type", "title", "subtitle", "narrative", "facts", "concepts", "files_read",
-                       "files_modified", "prompt_number", "content_hash", "input_tokens", "output_tokens",
-                       "fetch_count", "created_at")
-SUMMARY_COLUMNS = ("uid", "project", "prompt_number", "request", "investigated", "learned", "completed",
-                   "next_steps", "files_read", "files_edited", "notes", "input_tokens", "output_tokens", "created_at")
-JSON_LISTS = ("facts", "concepts", "files_read", "files_modified", "files_edited")
+# Columns that never leave this database: local integer ids (elsewhere a row is its `uid`, and a child
+# names its session by `session_uid`) and the team's bookkeeping of who shared it.
+LOCAL = ("id", "session_id", "event_id", *TEAM_COLUMNS)
+
+PortableRow = dict[str, Any]
+
+
+def exported(columns: Sequence[str]) -> tuple[str, ...]:
+    """The columns of a table that an export carries and an import writes, in table order."""
+    return tuple(name for name in columns if name not in LOCAL)
+
+
+# Per record kind: its table and the columns that travel.
+TABLES = {"session": "sessions", "prompt": "prompts", "observation": "observations", "summary": "summaries"}
+COLUMNS = {"session": exported(SESSION_COLUMNS), "prompt": exported(PROMPT_COLUMNS),
+           "observation": exported(OBSERVATION_COLUMNS), "summary": exported(SUMMARY_COLUMNS)}
 
 # What an import did with each row.
 ADDED, PRESENT, NO_SESSION = "added", "present", "no session"
@@ -65,7 +84,7 @@ class Scope:
 
 
 @contextmanager
-def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+def snapshot(conn: Store) -> Iterator[None]:
     """Read everything inside one read transaction: counts and rows agree whatever is written meanwhile."""
     conn.execute("BEGIN")
     try:
@@ -75,29 +94,14 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
             conn.execute("COMMIT")
 
 
-def _dicts(cursor: sqlite3.Cursor) -> Iterator[dict]:
+def _rows(conn: Store, sql: str, args: Sequence[object]) -> Iterator[PortableRow]:
+    cursor = conn.execute(sql, args)
     names = [column[0] for column in cursor.description]
     for values in cursor:
-        row = dict(zip(names, values))
-        for name in JSON_LISTS:
-            if isinstance(row.get(name), str):
-                row[name] = _json_list(row[name])
-        yield row
+        yield decode(dict(zip(names, values)))
 
 
-def _json_list(text: str) -> list:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return []
-    return value if isinstance(value, list) else []
-
-
-def _columns(alias: str, names: Sequence[str]) -> str:
-    return ", ".join(f"{alias}.{name}" for name in names)
-
-
-def counts(conn: sqlite3.Connection, scope: Scope) -> tuple[dict[str, int], str | None]:
+def counts(conn: Store, scope: Scope) -> tuple[dict[str, int], str | None]:
     """({sessions, prompts, observations, summaries}: rows in scope, the newest timestamp among them)."""
     where, args = scope.sessions("s")
     found: dict[str, int] = {}
@@ -121,43 +125,40 @@ def counts(conn: sqlite3.Connection, scope: Scope) -> tuple[dict[str, int], str 
     return found, max(newest, default=None)
 
 
-def sessions(conn: sqlite3.Connection, scope: Scope) -> Iterator[dict]:
+def sessions(conn: Store, scope: Scope) -> Iterator[PortableRow]:
     """The scope's sessions in export order."""
     where, args = scope.sessions("s")
-    return _dicts(conn.execute(
-        f"SELECT {_columns('s', SESSION_COLUMNS)} FROM sessions s WHERE {where} ORDER BY s.started_at, s.uid", args))
+    return _rows(conn, f"SELECT {select(COLUMNS['session'], 's')} FROM sessions s WHERE {where}"
+                       " ORDER BY s.started_at, s.uid", args)
 
 
-def _children(conn: sqlite3.Connection, scope: Scope, table: str, alias: str, columns: Sequence[str],
-              order: str) -> Iterator[dict]:
+def _children(conn: Store, scope: Scope, kind: str, alias: str, order: str) -> Iterator[PortableRow]:
     where, args = scope.rows(alias, "s")
-    return _dicts(conn.execute(
-        f"SELECT s.uid AS session_uid, {_columns(alias, columns)} FROM {table} {alias}"
-        f" JOIN sessions s ON s.id = {alias}.session_id WHERE {where}"
-        f" ORDER BY s.started_at, s.uid, {order}", args))
+    return _rows(conn, f"SELECT s.uid AS session_uid, {select(COLUMNS[kind], alias)} FROM {TABLES[kind]} {alias}"
+                       f" JOIN sessions s ON s.id = {alias}.session_id WHERE {where}"
+                       f" ORDER BY s.started_at, s.uid, {order}", args)
 
 
-def prompts(conn: sqlite3.Connection, scope: Scope) -> Iterator[dict]:
+def prompts(conn: Store, scope: Scope) -> Iterator[PortableRow]:
     """The scope's prompts (private ones too: they mark a private turn), by session, then number."""
-    return _children(conn, scope, "prompts", "p", PROMPT_COLUMNS, "p.prompt_number, p.uid")
+    return _children(conn, scope, "prompt", "p", "p.prompt_number, p.uid")
 
 
-def observations(conn: sqlite3.Connection, scope: Scope) -> Iterator[dict]:
+def observations(conn: Store, scope: Scope) -> Iterator[PortableRow]:
     """The scope's observations of a session, by session, then time."""
-    return _children(conn, scope, "observations", "o", OBSERVATION_COLUMNS, "o.created_at, o.uid")
+    return _children(conn, scope, "observation", "o", "o.created_at, o.uid")
 
 
-def summaries(conn: sqlite3.Connection, scope: Scope) -> Iterator[dict]:
+def summaries(conn: Store, scope: Scope) -> Iterator[PortableRow]:
     """The scope's summaries, by session, then time."""
-    return _children(conn, scope, "summaries", "m", SUMMARY_COLUMNS, "m.created_at, m.uid")
+    return _children(conn, scope, "summary", "m", "m.created_at, m.uid")
 
 
-def notes(conn: sqlite3.Connection, scope: Scope) -> Iterator[dict]:
+def notes(conn: Store, scope: Scope) -> Iterator[PortableRow]:
     """The scope's manual notes (observations of no session), by time."""
     where, args = scope.notes()
-    return _dicts(conn.execute(
-        f"SELECT NULL AS session_uid, {_columns('o', OBSERVATION_COLUMNS)} FROM observations o WHERE {where}"
-        " ORDER BY o.created_at, o.uid", args))
+    return _rows(conn, f"SELECT NULL AS session_uid, {select(COLUMNS['observation'], 'o')} FROM observations o"
+                       f" WHERE {where} ORDER BY o.created_at, o.uid", args)
 
 
 # -- import -------------------------------------------------------------------------------------------
@@ -167,7 +168,7 @@ class _DryRun(Exception):
     """Raised to roll a dry run's writes back."""
 
 
-def write_group(conn: sqlite3.Connection, rows: Sequence[tuple[str, dict]], dry_run: bool = False) -> list[str]:
+def write_group(conn: Store, rows: Sequence[tuple[str, PortableRow]], dry_run: bool = False) -> list[str]:
     """Write (kind, columns) rows — kind `session`, `prompt`, `observation` or `summary` — in ONE
     transaction; returns what happened to each: ADDED, PRESENT (its uid, or the same row under
     another uid, is stored already) or NO_SESSION (it names a session neither in `rows` nor stored).
@@ -188,13 +189,13 @@ def write_group(conn: sqlite3.Connection, rows: Sequence[tuple[str, dict]], dry_
     return outcomes
 
 
-def _write(conn: sqlite3.Connection, kind: str, row: dict, local: dict[str, int]) -> str:
+def _write(conn: Store, kind: str, row: PortableRow, local: dict[str, int]) -> str:
     if kind == "session":
         found = _stored_session(conn, row["uid"], row["content_session_id"])
         if found is not None:
             local[row["uid"]] = found
             return PRESENT
-        local[row["uid"]] = _insert(conn, "sessions", row)
+        local[row["uid"]] = _insert(conn, kind, row)
         return ADDED
     session_uid = row.get("session_uid")
     session_id = None
@@ -211,29 +212,25 @@ def _write(conn: sqlite3.Connection, kind: str, row: dict, local: dict[str, int]
             "SELECT 1 FROM observations WHERE session_id IS NULL AND project = ? AND content_hash = ?",
             (values["project"], values["content_hash"])).fetchone():
         return PRESENT  # the same manual note, remembered here too
-    table = {"prompt": "prompts", "observation": "observations", "summary": "summaries"}[kind]
-    return ADDED if _insert(conn, table, values, ignore=True) else PRESENT
+    return ADDED if _insert(conn, kind, values, ignore=True) else PRESENT
 
 
-def _stored_session(conn: sqlite3.Connection, uid: str, content_session_id: str | None) -> int | None:
+def _stored_session(conn: Store, uid: str, content_session_id: str | None) -> int | None:
     row = conn.execute("SELECT id FROM sessions WHERE uid = ? OR content_session_id = ? ORDER BY uid = ? DESC"
                        " LIMIT 1", (uid, content_session_id, uid)).fetchone()
     return int(row[0]) if row else None
 
 
-_WRITABLE = {"sessions": set(SESSION_COLUMNS), "prompts": {"session_id", *PROMPT_COLUMNS},
-             "observations": {"session_id", *OBSERVATION_COLUMNS}, "summaries": {"session_id", *SUMMARY_COLUMNS}}
-
-
-def _insert(conn: sqlite3.Connection, table: str, values: dict, ignore: bool = False) -> int:
+def _insert(conn: Store, kind: str, values: PortableRow, ignore: bool = False) -> int:
     """Insert one row (JSON list columns encoded); its new id, or 0 when `ignore` and a unique key
     (uid, or the table's own) matched. Any other constraint still fails loudly."""
     names = list(values)
-    unknown = set(names) - _WRITABLE[table]
+    writable = {*COLUMNS[kind], *(("session_id",) if kind != "session" else ())}
+    unknown = set(names) - writable
     if unknown:
-        raise ValueError(f"not a column of {table} that an import writes: {', '.join(sorted(unknown))}")
-    encoded = [json.dumps(values[name]) if name in JSON_LISTS else values[name] for name in names]
+        raise ValueError(f"not a column of {TABLES[kind]} that an import writes: {', '.join(sorted(unknown))}")
+    encoded = [encode_list(values[name]) if name in JSON_LISTS else values[name] for name in names]
     cursor = conn.execute(
-        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
+        f"INSERT INTO {TABLES[kind]} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
         + (" ON CONFLICT DO NOTHING" if ignore else ""), encoded)
     return int(cursor.lastrowid or 0) if cursor.rowcount else 0

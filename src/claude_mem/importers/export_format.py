@@ -2,18 +2,34 @@
 and version, the fields of every record type, and the two conversions — a stored row to a record
 (export) and a record back to a row, checked and redacted (import).
 
-A record names rows by their global `uid` (m006), never by a local integer id: a prompt, observation
-or summary names its session by the session's uid.
+A record's fields are the columns that travel (`store.portable`), in table order, read off the typed
+rows (`store/rows.py`): a new column is a new field, checked by its annotation. The schema in docs/
+is the format's promise, and a test holds it to these fields: a new field is not written before the
+schema (and, by the versioning rules there, maybe VERSION) says so. A record names rows by their
+global `uid` (m006), never by a local integer id: a prompt, observation or summary names its session
+by the session's uid.
 """
 
 from __future__ import annotations
 
 import re
+import types
+import typing
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from claude_mem import __version__, privacy
 from claude_mem.domain import OBSERVATION_TYPES, SESSION_STATUSES, RecallError
+from claude_mem.store.portable import LOCAL, TABLES, PortableRow
+from claude_mem.store.rows import (
+    OBSERVATION_CONTENT,
+    SUMMARY_CONTENT,
+    ObservationRow,
+    PromptRow,
+    SessionRow,
+    SummaryRow,
+)
 
 FORMAT = "claude-mem-export"
 VERSION = 1
@@ -22,6 +38,8 @@ RECORD_TYPES = ("session", "prompt", "observation", "summary")
 MAX_INT = 2**63 - 1
 UID = re.compile(r"[0-9a-f]{32}")
 _CANONICAL_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
+
+Record = dict[str, Any]
 
 
 class FormatError(RecallError):
@@ -54,65 +72,63 @@ class Field:
         return self.column or self.name
 
 
-def _text(name: str, nullable: bool = False) -> Field:
-    return Field(name, "text", nullable)
+ROW_TYPES: dict[str, type] = {"session": SessionRow, "prompt": PromptRow, "observation": ObservationRow,
+                              "summary": SummaryRow}
+# Free text (redacted on import): what the observer writes, a session's title and what the user typed.
+FREE_TEXT = frozenset((*OBSERVATION_CONTENT, *SUMMARY_CONTENT, "text"))
+ENUMS = {"status": SESSION_STATUSES, "type": OBSERVATION_TYPES}
+RENAMED = {"type": "observation_type"}  # in a record, `type` is the record's own
+BOOLS = ("private",)  # stored as 0 or 1
+# Identifiers kept as they are, with the lengths an import accepts (others: 0 to 4096 characters).
+KEY_LENGTHS = {"content_session_id": (1, 512), "project": (1, 4096), "observer_provider": (0, 200),
+               "memory_session_id": (0, 512), "content_hash": (0, 256)}
 
 
-def _list(name: str) -> Field:
-    return Field(name, "list")
+def _field(column: str, hint: object) -> Field:
+    """The field that carries `column`, annotated `hint` in its row type."""
+    options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    nullable = type(None) in options
+    base = next(option for option in options if option is not type(None))
+    if column == "uid":
+        return Field("uid", "uid")  # every exported row has one (m006)
+    if column == "session_id":
+        return Field("session", "uid", nullable, column="session_uid")
+    if base == list[str]:
+        return Field(column, "list")
+    if column in BOOLS:
+        return Field(column, "bool")
+    if base is int:
+        return Field(column, "int", nullable)
+    if column.endswith("_at"):
+        return Field(column, "time", nullable)
+    name = RENAMED.get(column, column)
+    if column in ENUMS:
+        return Field(name, "enum", nullable, column=column if name != column else "", choices=ENUMS[column])
+    if column in FREE_TEXT:
+        return Field(name, "text", nullable)
+    low, high = KEY_LENGTHS.get(column, (0, 4096))
+    return Field(name, "key", nullable, min_length=low, max_length=high)
 
 
-def _int(name: str, nullable: bool = False) -> Field:
-    return Field(name, "int", nullable)
+def _fields(row_type: type) -> tuple[Field, ...]:
+    hints = typing.get_type_hints(row_type)
+    return tuple(_field(column, hint) for column, hint in hints.items() if column == "session_id" or column not in LOCAL)
 
 
-def _time(name: str, nullable: bool = False) -> Field:
-    return Field(name, "time", nullable)
+FIELDS: dict[str, tuple[Field, ...]] = {kind: _fields(row_type) for kind, row_type in ROW_TYPES.items()}
 
 
-def _key(name: str, nullable: bool = False, max_length: int = 4096, min_length: int = 0) -> Field:
-    return Field(name, "key", nullable, min_length=min_length, max_length=max_length)
-
-
-FIELDS: dict[str, tuple[Field, ...]] = {
-    "session": (
-        Field("uid", "uid"), _key("content_session_id", max_length=512, min_length=1), _key("project", min_length=1),
-        _key("cwd", True),
-        _text("title", True), Field("status", "enum", choices=SESSION_STATUSES), _key("observer_provider", True, 200),
-        _key("memory_session_id", True, 512), _time("started_at"), _time("ended_at", True), _time("last_activity_at"),
-        _time("last_injected_at", True),
-    ),
-    "prompt": (
-        Field("uid", "uid"), Field("session", "uid", column="session_uid"), _int("prompt_number"), _text("text"),
-        Field("private", "bool"), _time("created_at"),
-    ),
-    "observation": (
-        Field("uid", "uid"), Field("session", "uid", nullable=True, column="session_uid"), _key("project", min_length=1),
-        Field("observation_type", "enum", column="type", choices=OBSERVATION_TYPES), _text("title"),
-        _text("subtitle", True), _text("narrative"), _list("facts"), _list("concepts"), _list("files_read"),
-        _list("files_modified"), _int("prompt_number", True), _key("content_hash", max_length=256),
-        _int("input_tokens"), _int("output_tokens"), _int("fetch_count"), _time("created_at"),
-    ),
-    "summary": (
-        Field("uid", "uid"), Field("session", "uid", column="session_uid"), _key("project", min_length=1),
-        _int("prompt_number", True), _text("request"), _text("investigated"), _text("learned"), _text("completed"),
-        _text("next_steps"), _list("files_read"), _list("files_edited"), _text("notes"), _int("input_tokens"),
-        _int("output_tokens"), _time("created_at"),
-    ),
-}
-
-
-def header(counts: dict[str, int], as_of: str | None, project: str | None, since: str | None) -> dict:
+def header(counts: dict[str, int], as_of: str | None, project: str | None, since: str | None) -> Record:
     """Line 1. Nothing in it says when or where the file was written, so two exports of the same
     memory are byte-identical; `as_of` is the newest time among the exported rows."""
     return {"type": "header", "format": FORMAT, "version": VERSION, "source": {"tool": TOOL, "version": __version__},
             "as_of": canonical_time(as_of) if as_of else None, "filters": {"project": project, "since": since},
-            "counts": {kind: counts.get(kind, 0) for kind in ("sessions", "prompts", "observations", "summaries")}}
+            "counts": {TABLES[kind]: counts.get(TABLES[kind], 0) for kind in RECORD_TYPES}}
 
 
-def to_record(kind: str, row: dict) -> dict:
+def to_record(kind: str, row: PortableRow) -> Record:
     """A stored row (column -> value, children naming their session by `session_uid`) as a record."""
-    record: dict[str, object] = {"type": kind}
+    record: Record = {"type": kind}
     for spec in FIELDS[kind]:
         value = row[spec.stored_as]
         if value is not None:
@@ -124,7 +140,7 @@ def to_record(kind: str, row: dict) -> dict:
     return record
 
 
-def check_header(value: object) -> dict:
+def check_header(value: object) -> Record:
     """The header of a file, or FormatError: not an export, or one this version cannot read."""
     if not isinstance(value, dict) or value.get("type") != "header" or value.get("format") != FORMAT:
         raise FormatError(f"not a {FORMAT} file (line 1 is not its header)")
@@ -137,7 +153,7 @@ def check_header(value: object) -> dict:
     return value
 
 
-def from_record(value: object) -> tuple[str, dict]:
+def from_record(value: object) -> tuple[str, PortableRow]:
     """(kind, row) of a record: checked field by field, free text redacted. RecordError when it is bad."""
     if not isinstance(value, dict):
         raise RecordError(f"a record must be a JSON object, not {type(value).__name__}")
@@ -146,7 +162,7 @@ def from_record(value: object) -> tuple[str, dict]:
         raise RecordError("a second header")
     if kind not in FIELDS:
         raise RecordError(f"unknown record type {str(kind)[:40]!r}")
-    row: dict[str, object] = {}
+    row: PortableRow = {}
     for spec in FIELDS[kind]:
         if spec.name not in value:
             raise RecordError(f"{kind} has no `{spec.name}`")
@@ -163,6 +179,12 @@ def from_record(value: object) -> tuple[str, dict]:
         if row["private"]:
             row["text"] = ""  # a private prompt keeps its place in the turn, never its text
     return kind, row
+
+
+def from_row(kind: str, row: PortableRow) -> PortableRow:
+    """A row from elsewhere (the original claude-mem's database) checked and redacted exactly as an
+    imported record is. RecordError when it is bad."""
+    return from_record(to_record(kind, row))[1]
 
 
 def _checked(kind: str, spec: Field, value: object) -> object:
