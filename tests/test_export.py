@@ -15,13 +15,13 @@ from click.testing import CliRunner
 from claude_mem import settings as settings_module
 from claude_mem.cli import cli
 from claude_mem.observer.pipeline import Pipeline
-from claude_mem.observer.providers.fake import FakeProvider
 from claude_mem.recall import export_format, importing
 from claude_mem.recall import forget as forgetting
 from claude_mem.recall.exporting import export_lines
 from claude_mem.recall.remember import remember
 from claude_mem.store import db, memory, vectors
 from conftest import REPO
+from fakes.observer_provider import FakeProvider
 from observer_support import load_session_edit
 from recall_seed import add_observation, add_prompt, add_session, add_summary, stamp
 from secret_corpus import SECRETS

@@ -12,11 +12,11 @@ from claude_mem.domain import iso
 from claude_mem.observer.pipeline import Pipeline
 from claude_mem.observer.prompts import turn_request
 from claude_mem.observer.provider import PROMPT_HEADER, SessionInfo
-from claude_mem.observer.providers.fake import FakeProvider
 from claude_mem.observer.providers.offline import OfflineProvider
 from claude_mem.store import queue
 from claude_mem.store.models import PendingEvent
 from claude_mem.store.results import mark_idle_sessions
+from fakes.observer_provider import FakeProvider
 from observer_support import add_event, add_prompt, add_session, connect, load_session_edit
 
 

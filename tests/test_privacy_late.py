@@ -19,10 +19,10 @@ from claude_mem.cli.checks import INFO, WARNING, _caught_late_checks
 from claude_mem.domain import iso
 from claude_mem.observer.pipeline import Pipeline
 from claude_mem.observer.providers.anthropic import AnthropicProvider
-from claude_mem.observer.providers.fake import FakeProvider
 from claude_mem.store import capture, caught_late, db, queue
 from claude_mem.worker.app import create_app
 from fakes.anthropic_api import FakeAnthropic
+from fakes.observer_provider import FakeProvider
 from hook_support import fixture_files, load
 from observer_support import connect
 from test_worker_app import BASE, make_ctx

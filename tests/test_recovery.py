@@ -16,9 +16,9 @@ import pytest
 
 from claude_mem import settings as settings_module
 from claude_mem.observer.pipeline import Pipeline
-from claude_mem.observer.providers.fake import FakeProvider
 from claude_mem.store import backup, db, integrity
 from claude_mem.store.salvage import salvage_capture
+from fakes.observer_provider import FakeProvider
 from observer_support import add_event, add_prompt, add_session, connect, load_session_edit
 from test_worker_lifecycle import cli as run_cli
 from test_worker_lifecycle import worker_env  # noqa: F401  (a fixture)

@@ -131,7 +131,7 @@ def test_provider_choices_and_description_come_from_the_one_list():
 @pytest.mark.parametrize(
     ("key", "value", "reason"),
     [
-        ("provider", "bogus", "not one of auto, claude, anthropic, openai, offline or fake"),
+        ("provider", "bogus", "not one of auto, claude, anthropic, openai or offline (or an installed plugin's name)"),
         ("log_level", "loud", "not one of debug, info, warning or error"),
         ("worker_port", 70000, "out of range (a whole number from 0 to 65535"),
         ("worker_port", "-1", "out of range"),
