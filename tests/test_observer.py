@@ -17,7 +17,7 @@ from claude_mem.store import queue
 from claude_mem.store.models import PendingEvent
 from claude_mem.store.results import mark_idle_sessions
 from fakes.observer_provider import FakeProvider
-from observer_support import add_event, add_prompt, add_session, connect, load_session_edit
+from observer_support import add_event, add_prompt, add_session, connect, drain, load_session_edit
 
 
 def make_settings(**overrides):
@@ -27,7 +27,7 @@ def make_settings(**overrides):
 
 
 def run(pipeline):
-    return asyncio.run(pipeline.drain())
+    return asyncio.run(drain(pipeline))
 
 
 def tool(command, ok=True, stdout="", error=""):

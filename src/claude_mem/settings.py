@@ -403,17 +403,3 @@ def update_file(changes: "dict[str, object]", directory: "str | None" = None) ->
     os.chmod(temp, 0o600)
     os.replace(temp, path)
     return current
-
-
-def describe_default(key: str) -> str:
-    """The default as the README writes it."""
-    if key == "worker_port":
-        return "38700 + uid % 100"
-    default = DEFAULTS[key]
-    if isinstance(default, bool):
-        return "true" if default else "false"
-    if isinstance(default, list):
-        return ",".join(default) if default else "(empty)"
-    if default == "":
-        return "(empty)"
-    return str(default)

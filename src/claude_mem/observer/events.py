@@ -18,7 +18,7 @@ from typing import Any
 from claude_mem import privacy
 from claude_mem.store.models import PendingEvent
 
-__all__ = ["EDIT_TOOLS", "PendingEvent", "RenderedEvent", "render_event", "rendered_event"]
+__all__ = ["EDIT_TOOLS", "PendingEvent", "RenderedEvent", "rendered_event"]
 
 FIELD_CHARS = 1200  # longest single rendered field (command output, file content)
 READ_CHARS = 200  # reads are routine: a glimpse is enough
@@ -215,8 +215,3 @@ def rendered_event(event: PendingEvent, root: str = "") -> RenderedEvent:
     else:
         shown = _other_tool(shown, tool_input, response, error)
     return replace(shown, status="interrupted") if payload.get("is_interrupt") else shown
-
-
-def render_event(event: PendingEvent, root: str = "") -> str:
-    """One event as a compact `<event>` block."""
-    return rendered_event(event, root).text

@@ -18,7 +18,6 @@ from claude_mem.domain import OBSERVATION_TYPES, SESSION_STATUSES, RecallError
 FORMAT = "claude-mem-export"
 VERSION = 1
 TOOL = "claude-mem-py"
-RECORD_TYPES = ("session", "prompt", "observation", "summary")
 MAX_INT = 2**63 - 1
 UID = re.compile(r"[0-9a-f]{32}")
 _CANONICAL_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")

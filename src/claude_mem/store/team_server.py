@@ -19,7 +19,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-SCHEMA = "claude_mem"
 # pg_advisory locks are global to the server: two keys of our own ("cm" "mg" / "cm" "wr").
 MIGRATE_LOCK = 0x636D6D67
 WRITE_LOCK = 0x636D7772
