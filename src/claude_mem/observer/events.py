@@ -4,8 +4,8 @@ The rendering is what an observer LLM reads, so it is short: edits become diffs,
 `$ command` with their outcome, reads become a path. Each event is rendered once into a
 `RenderedEvent` record: the prompt shows its `<event …>` text, and its fields hold the same shown
 content as data (the command, the first line of its error or output, the diff's lines), which the
-`offline` and `fake` providers answer from (DESIGN §5) — they see what an LLM is sent, and nothing
-parses the text back.
+`offline` provider (and the test suite's fake) answer from (DESIGN §5) — they see what an LLM is
+sent, and nothing parses the text back.
 """
 
 from __future__ import annotations
