@@ -35,6 +35,9 @@ from rich.table import Table
 from bench.sessions import fake_secrets, fire, simulated_day
 
 ZERO_TARGETS = ("lost_events", "duplicate_results", "orphan_processes", "secrets_found")
+# The `fake` provider is the test suite's plugin (tests/plugins/ registers tests/fakes/observer_provider.py).
+TESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests")
+PLUGIN_PATH = [os.path.join(TESTS, "plugins"), TESTS]
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
@@ -171,7 +174,8 @@ def soak(calls: int, kills: int, seed: int, console: Console) -> dict[str, objec
     data_dir = tempfile.mkdtemp(prefix="soak-")
     env = {**os.environ, "CLAUDE_MEM_DATA_DIR": data_dir, "CLAUDE_MEM_AUTOSTART": "false", "CLAUDE_MEM_PROVIDER": "fake",
            "CLAUDE_MEM_FAKE_SCRIPT": json.dumps({"delay": 0.2}), "CLAUDE_MEM_WORKER_PORT": "0",
-           "CLAUDE_MEM_BACKUP_INTERVAL_HOURS": "0"}
+           "CLAUDE_MEM_BACKUP_INTERVAL_HOURS": "0",
+           "PYTHONPATH": os.pathsep.join([*PLUGIN_PATH, *filter(None, [os.environ.get("PYTHONPATH")])])}
     path = os.path.join(data_dir, "claude-mem.db")
     damages: dict[str, int] = {}
     # Rounds between kills; a session's calls stay together and in order.

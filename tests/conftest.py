@@ -13,7 +13,14 @@ hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 IN_CI = bool(os.environ.get("CI"))
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(REPO, "tests", "fixtures")
+TESTS = os.path.join(REPO, "tests")
+FIXTURES = os.path.join(TESTS, "fixtures")
+# The test suite's own distribution (its metadata only): it registers the `fake` observer provider
+# (tests/fakes/observer_provider.py) as an entry point, as any plugin would. On the path of this
+# process and, through PYTHONPATH with tests/ itself, of every worker and CLI the tests start.
+PLUGINS = os.path.join(TESTS, "plugins")
+if PLUGINS not in sys.path:
+    sys.path.append(PLUGINS)
 
 
 def require(condition: bool, reason: str) -> None:
@@ -44,6 +51,8 @@ def isolated_env(tmp_path, monkeypatch):
     # Hooks would start real workers (and build venvs) in every test; worker tests turn it back on.
     monkeypatch.setenv("CLAUDE_MEM_AUTOSTART", "false")
     monkeypatch.setenv("HOME", str(home))
+    inherited = [part for part in os.environ.get("PYTHONPATH", "").split(os.pathsep) if part not in ("", PLUGINS, TESTS)]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([PLUGINS, TESTS, *inherited]))
     yield data_dir
 
 
@@ -55,3 +64,25 @@ def data_dir(isolated_env):
 @pytest.fixture
 def python() -> str:
     return sys.executable
+
+
+@pytest.fixture
+def install_plugin(tmp_path, monkeypatch):
+    """`install_plugin(group, name, "module:attr", **modules)` makes a distribution with that one
+    entry point (and the modules given as `name=source`) visible to this process and to the
+    processes it starts, for this test only."""
+
+    def install(group: str, name: str, target: str, **modules: str) -> str:
+        distribution = "plugin_" + "".join(c if c.isalnum() else "_" for c in f"{group}_{name}")
+        folder = tmp_path / "plugins" / distribution
+        info = folder / f"{distribution}-1.0.dist-info"  # one distribution per entry point: names stay unique
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {target}\n")
+        for module, source in modules.items():
+            (folder / f"{module}.py").write_text(source)
+        monkeypatch.syspath_prepend(str(folder))
+        monkeypatch.setenv("PYTHONPATH", str(folder) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        return str(folder)
+
+    return install

@@ -7,6 +7,7 @@ import json
 import os
 import sqlite3
 
+from claude_mem.observer.pipeline import Pipeline
 from claude_mem.store import db
 from conftest import FIXTURES
 
@@ -15,6 +16,14 @@ SESSION_EDIT = os.path.join(FIXTURES, "hook-payloads", "session-edit")
 
 def connect(data_dir: str) -> sqlite3.Connection:
     return db.connect(db.db_path(str(data_dir)))
+
+
+async def drain(pipeline: Pipeline) -> int:
+    """Step the pipeline until nothing is due (what its lanes do, without waiting); the batches processed."""
+    done = 0
+    while await pipeline.step():
+        done += 1
+    return done
 
 
 def add_session(conn: sqlite3.Connection, content_id: str, project: str = "/home/dev/proj",

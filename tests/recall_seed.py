@@ -120,4 +120,4 @@ def git_project(tmp_path) -> tuple[str, str]:
 
     cwd = tmp_path / "app"
     (cwd / ".git").mkdir(parents=True)
-    return str(cwd), projects.project_for(str(cwd))
+    return str(cwd), projects.project_root(str(cwd))

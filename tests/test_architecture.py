@@ -26,6 +26,7 @@ PACKAGE = "claude_mem"
 RANKS = {
     # domain facts, settings, project identity, privacy: the ground everything stands on
     "": 0, "domain": 0, "paths": 0, "project": 0, "privacy": 0,
+    "plugins": 0,  # entry points of other distributions (providers, worker services), looked up lazily
     "settings": 0.5,  # validates `provider` against domain.PROVIDERS
 
     "viewer": 1,  # static files and their path only
@@ -41,7 +42,7 @@ RANKS = {
     "cli": 8,
     "entry": 9, "__main__": 10,
 }
-STDLIB_PARTS = ("domain", "paths", "settings", "project", "privacy", "capture", "runtime")
+STDLIB_PARTS = ("domain", "paths", "plugins", "settings", "project", "privacy", "capture", "runtime")
 HOOK_ENTRY = f"{PACKAGE}.hooks.runner"
 # Costly imports that must not run when the hook modules load (DESIGN §4); deferred imports of
 # them inside rarely taken branches are fine.

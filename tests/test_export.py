@@ -18,12 +18,12 @@ from claude_mem.cli import cli
 from claude_mem.importers import export_format, jsonl
 from claude_mem.importers.jsonl import JsonlSource, export_lines
 from claude_mem.observer.pipeline import Pipeline
-from claude_mem.observer.providers.fake import FakeProvider
 from claude_mem.recall import forget as forgetting
 from claude_mem.recall.remember import remember
 from claude_mem.store import memory, portable, vectors
 from conftest import REPO
-from observer_support import load_session_edit
+from fakes.observer_provider import FakeProvider
+from observer_support import drain, load_session_edit
 from recall_seed import add_observation, add_prompt, add_session, add_summary, stamp
 from secret_corpus import SECRETS
 
@@ -45,7 +45,7 @@ def build_store(data_dir: str) -> sqlite3.Connection:
     load_session_edit(conn, "sess-edit-2")
     values = settings_module.load(data_dir)
     values.update(provider="fake", retry_backoff_seconds=0.0)
-    asyncio.run(Pipeline(conn, values, FakeProvider()).drain())
+    asyncio.run(drain(Pipeline(conn, values, FakeProvider())))
     old = add_session(conn, "sess-other", OTHER, stamp(100))
     add_prompt(conn, old, 1, "why is the viewer slow", stamp(100))
     add_prompt(conn, old, 2, "", stamp(99), private=True)

@@ -115,12 +115,17 @@ def test_first_session_gets_the_memory_tools_and_the_second_starts_with_memory(d
         stop_everything(directory)
 
 
-def session_start_message(data_dir) -> str:
-    """The systemMessage of a session-start hook run the way the plugin runs it."""
+def session_start_message(data_dir, now: float | None = None) -> str:
+    """The systemMessage of a session-start hook run the way the plugin runs it (`now`: the hook's
+    clock, frozen at that moment, so an estimate does not depend on how long the hook took to start)."""
     payload = json.dumps({"session_id": "s-first", "transcript_path": "/tmp/t.jsonl", "cwd": str(data_dir),
                           "hook_event_name": "SessionStart", "source": "startup"}).encode()
-    result = subprocess.run([sys.executable, "-I", "-S", os.path.join(REPO, "scripts", "hook.py"), "session-start"],
-                            input=payload, capture_output=True, timeout=60, env={**os.environ, "PYTHONSAFEPATH": "1"})
+    hook = os.path.join(REPO, "scripts", "hook.py")
+    argv = [sys.executable, "-I", "-S", hook, "session-start"]
+    if now is not None:
+        argv[3:] = ["-c", f"import runpy, sys, time; time.time = lambda: {now!r}; sys.argv = [{hook!r}, 'session-start']; "
+                          f"runpy.run_path({hook!r}, run_name='__main__')"]
+    result = subprocess.run(argv, input=payload, capture_output=True, timeout=60, env={**os.environ, "PYTHONSAFEPATH": "1"})
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)["systemMessage"]
 
@@ -139,7 +144,7 @@ def test_the_session_start_message_says_while_the_environment_builds(data_dir):
     os.symlink(sys.executable, environment.venv_python(str(data_dir)))
     with open(os.path.join(str(data_dir), "venv", environment.TOOLS_MARKER), "w") as handle:
         handle.write(environment.venv_stamp() + "\n")
-    message = session_start_message(data_dir)
+    message = session_start_message(data_dir, now)
     assert "first run: memory tools ready; setting up search in the background (about 26 s left)" in message
     assert "this session is already being recorded" in message
 

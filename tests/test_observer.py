@@ -12,12 +12,12 @@ from claude_mem.domain import iso
 from claude_mem.observer.pipeline import Pipeline
 from claude_mem.observer.prompts import turn_request
 from claude_mem.observer.provider import PROMPT_HEADER, SessionInfo
-from claude_mem.observer.providers.fake import FakeProvider
 from claude_mem.observer.providers.offline import OfflineProvider
 from claude_mem.store import changes, queue
 from claude_mem.store.models import PendingEvent
 from claude_mem.store.results import mark_idle_sessions
-from observer_support import add_event, add_prompt, add_session, connect, load_session_edit
+from fakes.observer_provider import FakeProvider
+from observer_support import add_event, add_prompt, add_session, connect, drain, load_session_edit
 
 
 def make_settings(**overrides):
@@ -27,7 +27,7 @@ def make_settings(**overrides):
 
 
 def run(pipeline):
-    return asyncio.run(pipeline.drain())
+    return asyncio.run(drain(pipeline))
 
 
 def tool(command, ok=True, stdout="", error=""):

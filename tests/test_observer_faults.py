@@ -13,7 +13,7 @@ from claude_mem.observer.providers.openai import OpenAIProvider
 from fakes.anthropic_api import FakeAnthropic
 from fakes.openai_api import FakeOpenAI
 from fakes.server import Fault
-from observer_support import connect, load_session_edit
+from observer_support import connect, drain, load_session_edit
 
 KEY = "sk-test-fault-key"
 
@@ -68,7 +68,7 @@ def test_transient_faults_are_retried_and_stored_once(backend, data_dir):
     load_session_edit(conn)
     fake.inject(*transient(kind))
     pipeline = pipeline_for(kind, fake, conn, max_attempts=10)
-    asyncio.run(pipeline.drain())
+    asyncio.run(drain(pipeline))
     assert statuses(conn) == {"done": 7}
     assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] >= 1
     assert conn.execute("SELECT COUNT(*) FROM summaries").fetchone()[0] == 1
@@ -83,7 +83,7 @@ def test_a_persistent_server_error_ends_visibly_failed(backend, data_dir):
     load_session_edit(conn)
     fake.inject(*[Fault("status", 500) for _ in range(50)])
     pipeline = pipeline_for(kind, fake, conn)
-    asyncio.run(pipeline.drain())
+    asyncio.run(drain(pipeline))
     rows = conn.execute("SELECT status, attempts, last_error FROM pending_events WHERE kind != 'session_end'").fetchall()
     assert rows and all(status == "failed" and attempts == 3 and "500" in error for status, attempts, error in rows)
     assert observer_calls(fake) <= 3 * 2  # a few batches, each tried max_attempts times: no storm

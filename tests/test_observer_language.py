@@ -13,7 +13,7 @@ from claude_mem.observer.provider import SessionInfo
 from claude_mem.observer.providers.anthropic import AnthropicProvider
 from fakes.anthropic_api import FakeAnthropic
 from hook_support import fixture_files, hook_for, load, run_hook
-from observer_support import connect
+from observer_support import connect, drain
 
 KEY = "sk-ant-test-language-0000"
 
@@ -30,7 +30,7 @@ def observe(data_dir, language: str | None) -> str:
                       retry_backoff_seconds=0.0, observer_timeout_seconds=10)
         if language is not None:
             values["observer_language"] = language
-        asyncio.run(Pipeline(conn, values, AnthropicProvider(values)).drain())
+        asyncio.run(drain(Pipeline(conn, values, AnthropicProvider(values))))
         bodies = [request.body for request in fake.posts()]
     conn.close()
     assert bodies, "the observer sent nothing"

@@ -19,12 +19,12 @@ from claude_mem.cli.checks import INFO, WARNING, _caught_late_checks
 from claude_mem.domain import iso
 from claude_mem.observer.pipeline import Pipeline
 from claude_mem.observer.providers.anthropic import AnthropicProvider
-from claude_mem.observer.providers.fake import FakeProvider
 from claude_mem.store import capture, caught_late, db, queue
 from claude_mem.worker.app import create_app
 from fakes.anthropic_api import FakeAnthropic
+from fakes.observer_provider import FakeProvider
 from hook_support import fixture_files, load
-from observer_support import connect
+from observer_support import connect, drain
 from test_worker_app import BASE, make_ctx
 
 KEY = "sk-test-late-key"
@@ -112,7 +112,7 @@ def test_what_the_second_pass_catches_is_redacted_everywhere_counted_and_shown(d
         values = settings(provider="anthropic", anthropic_api_key=KEY, anthropic_base_url=fake.url,
                           observer_timeout_seconds=10)
         pipeline = Pipeline(conn, values, AnthropicProvider(values))
-        assert asyncio.run(pipeline.drain()) == 1
+        assert asyncio.run(drain(pipeline)) == 1
         pipeline.close()
         requests = json.dumps([request.body for request in fake.posts()])
     assert "[REDACTED:" in requests and "print('hi')" in requests  # the observer saw the turn, redacted
@@ -149,13 +149,13 @@ def test_what_the_second_pass_catches_is_redacted_everywhere_counted_and_shown(d
 def test_the_count_survives_a_restart_and_a_clean_batch_adds_nothing(data_dir):
     conn = connect(data_dir)
     old_session(conn, [github_token() for _ in range(3)])
-    asyncio.run(Pipeline(conn, settings(), FakeProvider(script={})).drain())
+    asyncio.run(drain(Pipeline(conn, settings(), FakeProvider(script={}))))
     conn.close()
     assert caught(data_dir)["secrets_caught_late"] == 4
     conn = connect(data_dir)  # a new worker
     store_as_an_old_hook(conn, "s-old-hook", "prompt", {"prompt": "now write the tests"}, "p2")
     store_as_an_old_hook(conn, "s-old-hook", "summarize", {"last_assistant_message": "Tests written."}, "s2")
-    assert asyncio.run(Pipeline(conn, settings(), FakeProvider(script={})).drain()) == 1
+    assert asyncio.run(drain(Pipeline(conn, settings(), FakeProvider(script={})))) == 1
     conn.close()
     assert caught(data_dir)["secrets_caught_late"] == 4
     assert status_json()["privacy"]["secrets_caught_late"] == 4
@@ -168,7 +168,7 @@ def test_normal_sessions_are_never_counted(data_dir):
         payload = {**load(name), "session_id": session["session_id"]}
         hook = next(hook for hook, events in capture_payload.HOOK_EVENTS.items() if payload["hook_event_name"] in events)
         store_as_this_hook(conn, hook, payload)
-    assert asyncio.run(Pipeline(conn, settings(), FakeProvider(script={})).drain()) >= 1
+    assert asyncio.run(drain(Pipeline(conn, settings(), FakeProvider(script={})))) >= 1
     assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] >= 1
     conn.close()
     assert caught(data_dir) == caught_late.nothing_caught()
@@ -186,7 +186,7 @@ def test_an_observer_that_echoes_a_secret_is_cleaned_and_counted(data_dir):
     conn = connect(data_dir)
     store_as_an_old_hook(conn, "s-echo", "prompt", {"prompt": "deploy the app"}, "p1")
     store_as_an_old_hook(conn, "s-echo", "summarize", {"last_assistant_message": "Deployed."}, "s1")
-    assert asyncio.run(Pipeline(conn, settings(), FakeProvider(script={"steps": [{"text": reply}]})).drain()) == 1
+    assert asyncio.run(drain(Pipeline(conn, settings(), FakeProvider(script={"steps": [{"text": reply}]})))) == 1
     observation = conn.execute("SELECT id, narrative, facts FROM observations").fetchone()
     summary = conn.execute("SELECT id, completed FROM summaries").fetchone()
     conn.close()

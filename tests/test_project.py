@@ -70,8 +70,8 @@ def test_outside_git_the_directory_is_the_project(tmp_path):
 def test_claude_project_dir_wins_over_cwd(repo, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
-    assert project.project_for(str(other), env={"CLAUDE_PROJECT_DIR": str(repo / "src")}) == str(repo)
-    assert project.project_for(str(other), env={}) == str(other)
+    assert project.identity(str(other), env={"CLAUDE_PROJECT_DIR": str(repo / "src")})[0] == str(repo)
+    assert project.identity(str(other), env={})[0] == str(other)
 
 
 def test_same_folder_name_gives_distinguishable_projects(tmp_path):

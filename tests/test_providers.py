@@ -30,10 +30,10 @@ from claude_mem.observer.provider import (
     TurnEnd,
 )
 from claude_mem.observer.providers.anthropic import AnthropicProvider
-from claude_mem.observer.providers.fake import FakeProvider
 from claude_mem.observer.providers.offline import OfflineProvider
 from claude_mem.observer.providers.openai import OpenAIProvider
 from claude_mem.store.models import PendingEvent
+from fakes.observer_provider import FakeProvider
 
 KEY = "sk-test-observer-key"
 INFO = SessionInfo("content-1", "/home/dev/proj", user_request="edit hello.txt")

@@ -16,7 +16,7 @@ PROJECT = "/home/dev/proj"
 
 @pytest.fixture
 def runner(data_dir, monkeypatch):
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", PROJECT)  # project_for() honours it, as in a hook
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", PROJECT)  # project.identity() honours it, as in a hook
     monkeypatch.setenv("COLUMNS", "160")
     return CliRunner()
 

@@ -16,10 +16,10 @@ import pytest
 
 from claude_mem import settings as settings_module
 from claude_mem.observer.pipeline import Pipeline
-from claude_mem.observer.providers.fake import FakeProvider
 from claude_mem.store import backup, db, integrity
 from claude_mem.store.salvage import salvage_capture
-from observer_support import add_event, add_prompt, add_session, connect, load_session_edit
+from fakes.observer_provider import FakeProvider
+from observer_support import add_event, add_prompt, add_session, connect, drain, load_session_edit
 from test_worker_lifecycle import cli as run_cli
 from test_worker_lifecycle import worker_env  # noqa: F401  (a fixture)
 
@@ -227,7 +227,7 @@ def seed_observations(data_dir) -> None:
     load_session_edit(conn)
     values = settings_module.load(str(data_dir))
     values.update(provider="fake", retry_backoff_seconds=0.0)
-    asyncio.run(Pipeline(conn, values, FakeProvider()).drain())
+    asyncio.run(drain(Pipeline(conn, values, FakeProvider())))
     assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] > 0
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -261,7 +261,7 @@ def test_a_batch_that_meets_a_damaged_index_repairs_it_and_is_stored(data_dir):
     values = settings_module.load(str(data_dir))
     values.update(provider="fake", retry_backoff_seconds=0.0)
     pipeline = Pipeline(conn, values, FakeProvider(), store_notes=notes, problems=problems)
-    asyncio.run(pipeline.drain())
+    asyncio.run(drain(pipeline))
     statuses = dict(conn.execute("SELECT status, COUNT(*) FROM pending_events GROUP BY status").fetchall())
     assert statuses.get("done") and not statuses.get("claimed") and not statuses.get("failed")
     assert notes and "observations_fts" in notes[0] and not problems

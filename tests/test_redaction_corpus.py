@@ -22,7 +22,7 @@ from claude_mem.recall.remember import remember
 from claude_mem.store import backup, db
 from fakes.anthropic_api import FakeAnthropic
 from hook_support import all_files, load, run_hook
-from observer_support import connect
+from observer_support import connect, drain
 from secret_corpus import LOOKALIKES, PLACEMENTS, SECRETS
 
 LIMIT = 20_000
@@ -189,7 +189,7 @@ def test_no_secret_reaches_the_data_dir_or_the_llm(data_dir):
         values.update(provider="anthropic", anthropic_api_key=KEY, anthropic_base_url=fake.url,
                       retry_backoff_seconds=0.0, observer_timeout_seconds=10)
         pipeline = Pipeline(conn, values, AnthropicProvider(values))
-        asyncio.run(pipeline.drain())
+        asyncio.run(drain(pipeline))
         requests = [request.body for request in fake.posts()]
     for text in texts[:20]:
         remember(conn, f"note: {text} <private>PRIVATE-NOTE-CANARY</private>", "/home/dev/proj")

@@ -14,9 +14,9 @@ import psutil
 import pytest
 
 from claude_mem.runtime import control
-from conftest import REPO
+from conftest import REPO, TESTS
 from team_support import pg, team_url  # noqa: F401  (fixtures)
-from test_worker_lifecycle import TESTS, wait_for, worker_processes
+from test_worker_lifecycle import wait_for, worker_processes
 
 
 def checkout(root, name: str, remote: str = "git@github.com:acme/app.git") -> str:

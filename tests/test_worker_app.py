@@ -205,12 +205,20 @@ def test_a_stuck_service_cannot_hold_up_shutdown():
     assert journal == [("stop", "stuck"), ("stop", "first")]
 
 
-def test_default_services_include_backups_and_test_services_only_when_asked(monkeypatch):
+def test_default_services_include_backups_and_the_services_installed_plugins_add(install_plugin):
     names = [service.name for service in services_module.default_services({})]
     assert names[0] == "backups" and "test-env" not in names
-    monkeypatch.syspath_prepend(str(__import__("conftest").REPO + "/tests"))
-    monkeypatch.setenv(services_module.TEST_SERVICES_ENV, "test_worker_support:env_recorder")
+    install_plugin("claude_mem.worker_services", "env-recorder", "test_worker_support:env_recorder")
     assert [service.name for service in services_module.default_services({})] == [*names, "test-env"]
+
+
+def test_a_plugin_service_that_cannot_be_made_is_named_in_health(data_dir, install_plugin):
+    install_plugin("claude_mem.worker_services", "missing", "no_such_module_here:make")
+    services = services_module.plugin_services()
+    assert [service.name for service in services] == ["plugin missing"]
+    with TestClient(create_app(make_ctx(data_dir, backup_interval_hours=0), services=services), base_url=BASE) as client:
+        body = client.get("/health").json()
+    assert body["status"] == "degraded" and "ModuleNotFoundError" in json.dumps(body["problems"])
 
 
 def test_bus_fans_out_by_kind_and_never_blocks_publishers():

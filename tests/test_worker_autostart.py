@@ -92,11 +92,12 @@ def test_stale_worker_json_gets_a_new_worker(autostart_on):
 
 @pytest.mark.parametrize(("hook", "fixture"), [("session-start", "SessionStart.json"),
                                                ("user-prompt", "UserPromptSubmit.json")])
-def test_real_hook_returns_at_once_and_the_worker_is_detached_and_scrubbed(autostart_on, monkeypatch, hook, fixture):
+def test_real_hook_returns_at_once_and_the_worker_is_detached_and_scrubbed(autostart_on, monkeypatch, install_plugin,
+                                                                             hook, fixture):
     data_dir = str(autostart_on)
     for name, value in SESSION_VARS.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setenv("CLAUDE_MEM_TEST_SERVICES", "test_worker_support:env_recorder")
+    install_plugin("claude_mem.worker_services", "env-recorder", "test_worker_support:env_recorder")
     began = time.perf_counter()
     # As Claude Code runs a hook: stdin a pipe, stdout and stderr pipes read to EOF. A worker that
     # inherited them would keep them open and this call would time out.

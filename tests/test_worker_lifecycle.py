@@ -15,9 +15,6 @@ import pytest
 
 from claude_mem import __version__
 from claude_mem.runtime import control, discovery
-from conftest import REPO
-
-TESTS = os.path.join(REPO, "tests")
 
 
 def cli(*args, timeout=60, check=True):
@@ -61,12 +58,11 @@ def worker_processes(data_dir):
 
 @pytest.fixture
 def worker_env(data_dir, monkeypatch):
-    """Worker-friendly env: any free port, the offline observer, test services importable; stops
-    whatever worker the test left behind."""
+    """Worker-friendly env: any free port, the offline observer; stops whatever worker the test left
+    behind. (conftest puts tests/ and the test plugins on every process's PYTHONPATH.)"""
     monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", "0")
     monkeypatch.setenv("CLAUDE_MEM_PROVIDER", "offline")
     monkeypatch.setenv("CLAUDE_MEM_BACKUP_INTERVAL_HOURS", "0")
-    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
     yield data_dir
     control.stop(str(data_dir), timeout=20)
     for pid in worker_processes(data_dir):
@@ -113,8 +109,8 @@ def test_restart_gives_a_new_worker(worker_env):
     assert worker_processes(worker_env) == [second]
 
 
-def test_sigterm_stops_services_reaps_children_and_removes_worker_json(worker_env, monkeypatch):
-    monkeypatch.setenv("CLAUDE_MEM_TEST_SERVICES", "test_worker_support:leaky_children")
+def test_sigterm_stops_services_reaps_children_and_removes_worker_json(worker_env, install_plugin):
+    install_plugin("claude_mem.worker_services", "leaky-children", "test_worker_support:leaky_children")
     data_dir = str(worker_env)
     cli("worker", "start")
     pid = discovery.read_info(data_dir)["pid"]
@@ -130,8 +126,8 @@ def test_sigterm_stops_services_reaps_children_and_removes_worker_json(worker_en
     assert "service test-children stopped" in log and "reaped" in log
 
 
-def test_worker_stop_leaves_no_process_of_ours(worker_env, monkeypatch):
-    monkeypatch.setenv("CLAUDE_MEM_TEST_SERVICES", "test_worker_support:leaky_children")
+def test_worker_stop_leaves_no_process_of_ours(worker_env, install_plugin):
+    install_plugin("claude_mem.worker_services", "leaky-children", "test_worker_support:leaky_children")
     data_dir = str(worker_env)
     cli("worker", "start")
     pid = discovery.read_info(data_dir)["pid"]

@@ -11,8 +11,8 @@ import time
 import httpx
 import pytest
 
-from claude_mem.recall import forget as forgetting
 from claude_mem.importers.jsonl import export_lines
+from claude_mem.recall import forget as forgetting
 from claude_mem.recall.remember import remember
 from claude_mem.store import db, memory
 from claude_mem.worker import change_feed

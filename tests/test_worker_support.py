@@ -1,5 +1,6 @@
-"""Test-only worker services and helpers, loaded by real worker processes through
-CLAUDE_MEM_TEST_SERVICES (this module holds no tests; it must stay stdlib-only)."""
+"""Test-only worker services, which tests install as plugins (the `install_plugin` fixture: an entry
+point of `claude_mem.worker_services`) for real worker processes to load (this module holds no
+tests; it must stay stdlib-only)."""
 
 import asyncio
 import json

@@ -129,6 +129,12 @@ def _caught_late(conn: sqlite3.Connection) -> int | None:
     return int(row[0]) if row else 0
 
 
+async def _drain(pipeline: Pipeline) -> None:
+    """Step the observer until nothing is due (what the worker's lanes do, without waiting)."""
+    while await pipeline.step():
+        pass
+
+
 def _context_text(stdout: bytes) -> bytes:
     """The session-start output and, decoded, the context it injects."""
     texts = [stdout.decode("utf-8", "replace")]
@@ -194,7 +200,7 @@ def through_hooks(data_dir: str, secrets: Iterable[Sequence[str]], placements: I
             pipeline = Pipeline(conn, values, OpenAIProvider(values))
             with worker_log(data_dir, str(values["log_level"])):
                 try:
-                    asyncio.run(pipeline.drain())
+                    asyncio.run(_drain(pipeline))
                 finally:
                     pipeline.close()
             bodies = [request.body for request in fake.posts("/chat/completions")]

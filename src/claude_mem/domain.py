@@ -136,8 +136,9 @@ MAX_ID = 2**63 - 1
 
 
 # -- observer providers ---------------------------------------------------------------------------
-# The one list of provider names: the `provider` setting is validated against it, its README row
-# and `--help` text are written from it, and the observer's registry must give each a factory.
+# The one list of built-in provider names: the `provider` setting is validated against it (and the
+# names installed plugins add, `plugins.PROVIDERS`), its README row and `--help` text are written
+# from it, and the observer's registry must give each a factory.
 
 PROVIDERS = {
     "auto": "claude when Claude Code is logged in, else anthropic when a key is set, else offline",
@@ -145,5 +146,4 @@ PROVIDERS = {
     "anthropic": "the Anthropic API (anthropic_api_key or ANTHROPIC_API_KEY)",
     "openai": "an OpenAI-compatible server (openai_base_url, e.g. a local Ollama)",
     "offline": "no LLM: observations extracted mechanically from the events",
-    "fake": "scripted replies, for tests",
 }

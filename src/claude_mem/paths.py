@@ -12,13 +12,11 @@ def private_files() -> None:
     os.umask(PRIVATE_UMASK)
 
 DB_FILENAME = "claude-mem.db"
-SETTINGS_FILENAME = "settings.json"
 WORKER_INFO = "worker.json"
 WORKER_LOCK = "worker.lock"
 RECOVERY_FILENAME = "recovery.json"
 SPOOL_DIR = "spool"
 QUARANTINE_DIR = "quarantine"
-LOGS_DIR = "logs"
 
 # Snapshots: backups/claude-mem-<UTC stamp>.db, so the names sort by time. `forget` rewrites every
 # file that matches; a second definition could silently stop it from scrubbing renamed backups.

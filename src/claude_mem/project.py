@@ -170,12 +170,6 @@ def identity(cwd: str | None, env: dict[str, str] | None = None) -> tuple[str, s
     return root, remote_of(git_dir)
 
 
-def project_for(cwd: str | None, env: dict[str, str] | None = None) -> str:
-    """The repository root of a Claude Code session's start directory (before `store.projects`
-    maps a moved or re-cloned checkout to its first-known key)."""
-    return project_root(start_dir(cwd, env))
-
-
 def display_names(keys: list[str]) -> dict[str, str]:
     """Short names for project keys: the folder name, with parents added until names are unique."""
     keys = sorted(set(keys))

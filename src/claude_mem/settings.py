@@ -12,6 +12,7 @@ Stdlib only and import-light (the hooks read settings on every call): no typing,
 import json
 import os
 
+from claude_mem import plugins
 from claude_mem.domain import PROVIDERS, ClaudeMemError
 
 TYPE_CHECKING = False
@@ -44,25 +45,33 @@ def _plain(number: float) -> str:
 class Setting:
     """One key: its default, its type (bool, int, float, str, list or choice), limits and meaning."""
 
-    __slots__ = ("default", "kind", "minimum", "maximum", "choices", "optional", "url", "description")
+    __slots__ = ("default", "kind", "minimum", "maximum", "choices", "plugin_group", "optional", "url", "description")
 
     def __init__(self, default: object, kind: str, description: str, *, minimum: "float | None" = None,
-                 maximum: "float | None" = None, choices: "tuple[str, ...]" = (), optional: bool = False,
-                 url: "bool | tuple[str, ...]" = False) -> None:
+                 maximum: "float | None" = None, choices: "tuple[str, ...]" = (), plugin_group: str = "",
+                 optional: bool = False, url: "bool | tuple[str, ...]" = False) -> None:
         self.default = default
         self.kind = kind
         self.description = description
         self.minimum = minimum
         self.maximum = maximum
-        self.choices = choices
+        self.choices = choices  # what listings show
+        # an entry-point group (`plugins.PROVIDERS`): the names installed plugins register are valid too
+        self.plugin_group = plugin_group
         self.optional = optional  # None ("unset") is a valid value
         # empty, or a URL with one of these schemes (`url=True`: http or https)
         self.url: tuple[str, ...] = URL_SCHEMES if url is True else url or ()
 
+    def options(self) -> "tuple[str, ...]":
+        """Every valid choice: the listed ones, then the names installed plugins add (not for the hooks:
+        it scans the installed distributions)."""
+        added = plugins.names(self.plugin_group) if self.plugin_group else ()
+        return self.choices + tuple(name for name in added if name not in self.choices)
+
     def rule(self) -> str:
         """The constraint in words, for error messages."""
         if self.kind == "choice":
-            return "one of " + _choices_text(self.choices)
+            return "one of " + _choices_text(self.choices) + (" (or an installed plugin's name)" if self.plugin_group else "")
         if self.kind == "bool":
             return "true or false"
         if self.kind == "list":
@@ -102,7 +111,7 @@ SETTINGS: dict[str, Setting] = {
                           "Tools whose calls are never captured."),
     "excluded_projects": Setting([], "list", "Path globs of projects that are never captured."),
     # observer
-    "provider": Setting("auto", "choice", _provider_description(), choices=tuple(PROVIDERS)),
+    "provider": Setting("auto", "choice", _provider_description(), choices=tuple(PROVIDERS), plugin_group=plugins.PROVIDERS),
     "claude_model": Setting("claude-haiku-4-5", "str", "Model for the claude (Agent SDK) observer."),
     "cli_path": Setting("", "str", "Claude Code CLI for the claude observer; empty means the one bundled with the SDK."),
     "max_observers": _int(2, "Most observer sessions open at once (claude provider).", 64),
@@ -238,7 +247,8 @@ def _convert(spec: Setting, value: object) -> object:
     text = str(value)
     if spec.kind == "choice":
         text = text.strip().lower()  # `Claude` and `claude` are the same provider everywhere
-        if text not in spec.choices:
+        # A plugin's name is looked up only when it is not built in: the hooks never scan distributions.
+        if text not in spec.choices and not (spec.plugin_group and text in plugins.names(spec.plugin_group)):
             raise ValueError(f"not {spec.rule()}")
         return text
     if spec.url and text.strip() and not text.strip().lower().startswith(spec.url):
@@ -393,17 +403,3 @@ def update_file(changes: "dict[str, object]", directory: "str | None" = None) ->
     os.chmod(temp, 0o600)
     os.replace(temp, path)
     return current
-
-
-def describe_default(key: str) -> str:
-    """The default as the README writes it."""
-    if key == "worker_port":
-        return "38700 + uid % 100"
-    default = DEFAULTS[key]
-    if isinstance(default, bool):
-        return "true" if default else "false"
-    if isinstance(default, list):
-        return ",".join(default) if default else "(empty)"
-    if default == "":
-        return "(empty)"
-    return str(default)

@@ -1,0 +1,7 @@
+"""Capture: a Claude Code hook payload becomes a capture record (DESIGN §2a). Stdlib only: the hooks
+and the transcript importers run it.
+
+`payload` validates a payload, strips `<private>` spans, redacts secrets (`claude_mem.privacy`) and
+caps sizes; `spool` keeps a record when SQLite stays busy; `diagnostics` is the hook's log and
+quarantine; `digest` hashes without `hashlib`.
+"""

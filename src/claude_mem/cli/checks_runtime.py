@@ -111,8 +111,6 @@ def observer_checks(ctx: Context) -> list[Check]:
         return [Check("observer", INFO, f"offline, no LLM: {reason.removeprefix('auto: ')}",
                       "for observations an LLM writes: log in to Claude Code (`claude`, then /login) or set "
                       "ANTHROPIC_API_KEY")]
-    if name == "fake":
-        return [Check("observer", INFO, f"fake: scripted replies, for tests ({reason})")]
     return [Check("observer", OK, f"{name} ({reason})" + (f", {url} reachable" if url else ""))]
 
 

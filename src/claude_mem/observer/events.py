@@ -4,8 +4,8 @@ The rendering is what an observer LLM reads, so it is short: edits become diffs,
 `$ command` with their outcome, reads become a path. Each event is rendered once into a
 `RenderedEvent` record: the prompt shows its `<event …>` text, and its fields hold the same shown
 content as data (the command, the first line of its error or output, the diff's lines), which the
-`offline` and `fake` providers answer from (DESIGN §5) — they see what an LLM is sent, and nothing
-parses the text back.
+`offline` provider (and the test suite's fake) answer from (DESIGN §5) — they see what an LLM is
+sent, and nothing parses the text back.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 from claude_mem import privacy
 from claude_mem.store.models import PendingEvent
 
-__all__ = ["EDIT_TOOLS", "PendingEvent", "RenderedEvent", "render_event", "rendered_event"]
+__all__ = ["EDIT_TOOLS", "PendingEvent", "RenderedEvent", "rendered_event"]
 
 FIELD_CHARS = 1200  # longest single rendered field (command output, file content)
 READ_CHARS = 200  # reads are routine: a glimpse is enough
@@ -215,8 +215,3 @@ def rendered_event(event: PendingEvent, root: str = "") -> RenderedEvent:
     else:
         shown = _other_tool(shown, tool_input, response, error)
     return replace(shown, status="interrupted") if payload.get("is_interrupt") else shown
-
-
-def render_event(event: PendingEvent, root: str = "") -> str:
-    """One event as a compact `<event>` block."""
-    return rendered_event(event, root).text

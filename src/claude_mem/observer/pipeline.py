@@ -89,7 +89,6 @@ class Pipeline:
         self.rate_limited = 0
         self.stopping = asyncio.Event()
         self.in_flight: dict[int, Batch] = {}
-        self.processed = 0
         # For /health: repairs the store needed (an index rebuilt), and a problem it still has.
         self.store_notes = store_notes if store_notes is not None else []
         self.problems = problems if problems is not None else {}
@@ -117,13 +116,6 @@ class Pipeline:
                 except TimeoutError:
                     pass
 
-    async def drain(self, max_batches: int = 1_000_000) -> int:
-        """Process until nothing is due (tests and one-shot runs); returns batches processed."""
-        done = 0
-        while done < max_batches and await self.step():
-            done += 1
-        return done
-
     async def step(self) -> bool:
         """Claim and process one batch; False when nothing is due (or the queue is paused)."""
         if not await self._may_claim():
@@ -145,7 +137,6 @@ class Pipeline:
             raise
         finally:
             self.in_flight.pop(batch.session_id, None)
-        self.processed += 1
         self.publish("queue", await self.db(queue.queue_counts))
         return True
 

@@ -3,8 +3,10 @@
 A provider opens one `ObserverSession` per Claude Code session; the session keeps whatever
 conversation state the backend needs (a live Agent SDK client, or a bounded history for stateless
 HTTP APIs). Each turn is an `ObserverRequest`: the prompt text an LLM provider sends, and the same
-content as data (rendered events, the turn-end request) that the `offline` and `fake` providers
-answer from. Providers register by name; the worker picks one with the `provider` setting.
+content as data (rendered events, the turn-end request) that the `offline` provider (and the test
+suite's fake) answer from. Providers register by name, built-in ones here and others through the
+`claude_mem.providers` entry points (`claude_mem.plugins`); the worker picks one with the `provider`
+setting.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from claude_mem import plugins
+from claude_mem.domain import PROVIDERS
 from claude_mem.observer.events import RenderedEvent
 from claude_mem.runtime import observer_choice
 
@@ -124,16 +128,15 @@ class Registry:
     """Provider factories by name: the one place a `provider` value becomes a provider.
 
     `observer.providers` registers a factory for every name of `domain.PROVIDERS` (`auto` included)
-    and resolves `auto`; the worker, `status`, `/health` and the context header all go through it.
+    and resolves `auto`; any other name is an installed plugin's (entry-point group
+    `claude_mem.providers`), loaded when it is created. The worker, `status`, `/health` and the
+    context header all go through it.
     """
 
     factories: dict[str, ProviderFactory] = field(default_factory=dict)
 
     def register(self, name: str, factory: ProviderFactory) -> None:
         self.factories[name] = factory
-
-    def names(self) -> list[str]:
-        return sorted(self.factories)
 
     def normalise(self, name: object) -> str:
         """The registered name for a `provider` value (`Claude ` is `claude`); ProviderError if unknown.
@@ -144,12 +147,27 @@ class Registry:
             wanted = observer_choice.normalise(name)
         except observer_choice.UnknownProvider as exc:
             raise ProviderError(str(exc), retryable=False) from None
-        if wanted not in self.factories:  # a name of domain.PROVIDERS with no factory: a packaging bug
+        if wanted in PROVIDERS and wanted not in self.factories:  # a built-in name with no factory: a packaging bug
             raise ProviderError(f"observer provider {wanted!r} is not installed", retryable=False)
         return wanted
 
+    def factory(self, name: object) -> ProviderFactory:
+        """The factory for a `provider` value: a built-in one, or the installed plugin's."""
+        wanted = self.normalise(name)
+        if wanted in self.factories:
+            return self.factories[wanted]
+        try:
+            loaded = plugins.load(plugins.PROVIDERS, wanted)
+        except Exception as exc:
+            raise ProviderError(f"observer provider plugin {wanted!r} cannot be loaded ({type(exc).__name__}: {exc})",
+                                retryable=False) from None
+        if not callable(loaded):
+            raise ProviderError(f"observer provider plugin {wanted!r} is not a factory ({type(loaded).__name__})",
+                                retryable=False)
+        return loaded
+
     def create(self, name: str, settings: Mapping[str, object]) -> Provider:
-        return self.factories[self.normalise(name)](settings)
+        return self.factory(name)(settings)
 
 
 REGISTRY = Registry()

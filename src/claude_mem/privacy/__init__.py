@@ -15,11 +15,14 @@ tag opened in a tool's input and closed in its output, a key block written one l
     and prose;
   - `commands`: the flags and positions where programs take passwords (`mysql -pPW`, `ldapsearch
     -w PW`, `7z -pPW`, `sqlplus user/PW@db`, `echo PW | sudo -S`);
+  - `statements`: the statement that holds a credential where no name stands before it (`IDENTIFIED
+    BY '…'`, `login("user", "PW")`, `<property name="….password">`, the line after `Password:`);
   - `keys`: private key material in every wrapping (PEM, OpenSSH, PGP, RFC 4716, PuTTY, JWK,
     base64 DER without armour);
   - `encoded`: base64 and URL-encoded runs are decoded once and scanned.
-  Hex digests and git SHAs, UUIDs, named hashes, base64 data, base58 ids and words made of words
-  have none of these shapes and places, so they pass untouched (`shapes`).
+  Which names say secret is `names`. Hex digests and git SHAs, UUIDs, named hashes, base64 data,
+  base58 ids and words made of words have none of these shapes and places, so they pass untouched
+  (`shapes`).
 
 Stdlib only, and fast: this runs inside every hook. Rules run only when a literal they need occurs in
 the document; regexes are compiled on first use.

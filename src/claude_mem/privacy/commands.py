@@ -118,7 +118,6 @@ _POSITIONAL = (
     (("send ",), r"(?i)expect\s+[^\n]*(?:assword|passphrase|secret|token)[^\n]*\n[\s+]*send\s+(?:--\s+)?"
                  r"[\"'](?P<q>[^\"'\n]+?)(?:\\r|\\n)*[\"']"),
 )
-_EXTENT = r"(?:[^\n|;&]|\\\n|&&?(?=\S)|\|\|)*"  # to the end of the command (a continued line included)
 
 
 _BEFORE_PROGRAM = frozenset(" \t\n\r;|&(`'\"$/+-")

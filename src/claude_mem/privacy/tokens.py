@@ -12,7 +12,6 @@ from .names import public_name
 from .shapes import REDACTED, Span, hash_before, is_hex, line_before, prefix_length, random_run, regex, strong_run, word_start
 
 # -- tokens: (family, literals one of which must occur, pattern; the whole match is the secret) --------
-_B64 = r"A-Za-z0-9+/"
 _TOKEN_RULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("aws", ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA", "APKA"),
      r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|APKA)[0-9A-Z]{16}\b"),

@@ -9,6 +9,7 @@ a walk of `sys.path`.
 import os
 import sys
 
+from claude_mem import plugins
 from claude_mem.domain import PROVIDERS, ClaudeMemError
 
 TYPE_CHECKING = False
@@ -21,14 +22,20 @@ SET_BY_SETTING = "set by the provider setting"
 
 
 class UnknownProvider(ClaudeMemError, ValueError):
-    """The `provider` value names no provider of `domain.PROVIDERS`."""
+    """The `provider` value names no provider of `domain.PROVIDERS` and no installed plugin's."""
 
 
 def normalise(name: object) -> str:
-    """The provider name a `provider` value means (`Claude ` is `claude`); UnknownProvider if none."""
+    """The provider name a `provider` value means (`Claude ` is `claude`); UnknownProvider if none.
+
+    A name that is not built in may be a plugin's (`plugins.PROVIDERS`): only then are the installed
+    distributions scanned."""
     wanted = str(name if name is not None else "auto").strip().lower() or "auto"
-    if wanted not in PROVIDERS:
-        raise UnknownProvider(f"unknown observer provider {str(name)!r} (known: {', '.join(PROVIDERS)})")
+    if wanted in PROVIDERS:
+        return wanted
+    added = plugins.names(plugins.PROVIDERS)
+    if wanted not in added:
+        raise UnknownProvider(f"unknown observer provider {str(name)!r} (known: {', '.join([*PROVIDERS, *added])})")
     return wanted
 
 

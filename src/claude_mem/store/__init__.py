@@ -1,10 +1,15 @@
-"""The store: the only package that holds SQL (DESIGN §2a).
+"""The store (DESIGN §2a): the only package that holds SQL, and the one way in.
 
-`store.open(data_dir)` is the one way in: it hands out a `Store`, the handle every surface (CLI, MCP
-server, worker, hooks) passes to the repositories here — `capture` and `queue` (what the hooks and
-the observer's queue write), `memory`, `results`, `forget` and `search` (observations, summaries,
-prompts, sessions), `vectors`, `team`, `portable` and `foreign` (exports, the original claude-mem's
-database), backups and repair. `rows` types the rows they hand out. Stdlib only: hooks import it.
+`store.open(data_dir)` hands out a `Store`, the handle every surface (CLI, MCP server, worker, hooks)
+passes to the repositories here; `DatabaseError` and `NoDatabase` are what opening and querying
+raise. `rows` types the rows the repositories hand out, and every column list derives from it;
+`migrations` define the schema; `transaction` nests write transactions; `changes` is the log every
+writer moves (the live stream reads it). Small repositories own their queries: `capture` (the
+hooks' rows and the spool), `queue` and `results` (the observer's batches and what it wrote),
+`memory`, `search`, `vectors`, `context`, `projects`, `forget`, `portable` and `imports`, `stats`
+and `usage`, `team` and `team_server` (DESIGN §12); `foreign` reads the original claude-mem's
+database. `backup`, `integrity`, `salvage`, `caught_late` and `checkup` keep the database whole.
+What the hooks use is stdlib only.
 """
 
 from claude_mem.store.db import HOOK_BUSY_MS, WORKER_BUSY_MS, DatabaseError, NoDatabase, Store, open

@@ -21,7 +21,6 @@ from typing import Any
 
 from claude_mem.domain import ClaudeMemError
 
-SCHEMA = "claude_mem"
 # pg_advisory locks are global to the server: two keys of our own ("cm" "mg" / "cm" "wr").
 MIGRATE_LOCK = 0x636D6D67
 WRITE_LOCK = 0x636D7772

@@ -4,17 +4,17 @@ A service is any object with `name`, `async start(ctx)` and `async stop()`. `sta
 promptly (spawn a task for long-running loops); `stop` finishes or releases in-flight work. Services
 start in list order and stop in reverse order, each stop bounded by `STOP_TIMEOUT` seconds, so one
 stuck service never keeps the worker from exiting. Other packages append theirs in
-`default_services` (the observer pipeline goes there).
+`default_services` (the observer pipeline goes there); other distributions add theirs through the
+`claude_mem.worker_services` entry points (`claude_mem.plugins`), each a factory of one service.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
-import os
 from typing import Protocol, runtime_checkable
 
+from claude_mem import plugins
 from claude_mem.worker.backup_service import BackupService
 from claude_mem.worker.context import WorkerContext
 from claude_mem.worker.embedding_service import EmbeddingService
@@ -23,8 +23,6 @@ from claude_mem.worker.team_service import TeamService
 log = logging.getLogger("claude_mem.worker")
 
 STOP_TIMEOUT = 20.0
-# Only for the test suite: "module:factory[,module:factory]" whose factories return extra services.
-TEST_SERVICES_ENV = "CLAUDE_MEM_TEST_SERVICES"
 
 
 @runtime_checkable
@@ -42,19 +40,38 @@ def default_services(settings: dict[str, object]) -> list[Service]:
     from claude_mem.worker.change_feed import ChangeFeed
 
     services: list[Service] = [BackupService(), ObserverService(), ChangeFeed(), EmbeddingService(), TeamService()]
-    services.extend(test_services())
+    services.extend(plugin_services())
     return services
 
 
-def test_services() -> list[Service]:
-    """Services named by CLAUDE_MEM_TEST_SERVICES (never set outside the test suite)."""
-    spec = os.environ.get(TEST_SERVICES_ENV, "").strip()
+def plugin_services() -> list[Service]:
+    """The services installed plugins add; one that cannot be made fails at start, so /health names it."""
     found: list[Service] = []
-    for item in filter(None, (part.strip() for part in spec.split(","))):
-        module_name, _, factory_name = item.partition(":")
-        factory = getattr(importlib.import_module(module_name), factory_name)
-        found.append(factory())
+    for name, factory in plugins.load_all(plugins.WORKER_SERVICES):
+        try:
+            if isinstance(factory, Exception):
+                raise factory
+            if not callable(factory):
+                raise TypeError(f"{type(factory).__name__} is not a service factory")
+            found.append(factory())
+        except Exception as exc:
+            log.exception("worker service plugin %s cannot be made", name)
+            found.append(BrokenPlugin(f"plugin {name}", f"{type(exc).__name__}: {exc}"))
     return found
+
+
+class BrokenPlugin:
+    """Stands in for a plugin's service that could not be made: its start fails with the reason."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self.reason = reason
+
+    async def start(self, ctx: WorkerContext) -> None:
+        raise RuntimeError(self.reason)
+
+    async def stop(self) -> None:
+        return None
 
 
 async def start_services(ctx: WorkerContext, services: list[Service]) -> list[Service]:

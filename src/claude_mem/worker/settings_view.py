@@ -69,7 +69,7 @@ def item(key: str, value: object, data_dir: str) -> dict[str, object]:
         "source": source,
         "description": spec.description,
         "kind": spec.kind,
-        "choices": list(spec.choices),
+        "choices": list(spec.options()),
         "minimum": spec.minimum,
         "maximum": spec.maximum,
         "optional": spec.optional,

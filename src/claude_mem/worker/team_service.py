@@ -32,7 +32,6 @@ class TeamService(BackgroundTask):
         self.error = ""
         self.connected = False
         self.last_sync = 0.0
-        self.exchanges = 0
 
     async def start(self, ctx: WorkerContext) -> None:
         self._ctx = ctx
@@ -79,7 +78,6 @@ class TeamService(BackgroundTask):
                 await asyncio.to_thread(self.replicator.close)
                 await asyncio.to_thread(record_failure, self._ctx.connect, message)
                 delay = min(max(delay, self.config.interval) * 2, RETRY_MAX)
-            self.exchanges += 1
             await asyncio.sleep(delay)
 
     def status(self) -> dict[str, object]:

@@ -1,8 +1,9 @@
 """Observer providers, registered by name in `provider.REGISTRY`: one factory per name of
-`domain.PROVIDERS` (a test holds the two lists equal).
+`domain.PROVIDERS` (a test holds the two lists equal). Other names are installed plugins'
+(`claude_mem.plugins`), loaded by the registry when they are chosen.
 
 `claude`, `anthropic` and `openai` import their SDKs only when created; `auto` resolves to one of
-them (or `offline`) through `auto.choose`. `offline` and `fake` register themselves on import.
+them (or `offline`) through `auto.choose`. `offline` registers itself on import.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..provider import REGISTRY, Provider
-from . import fake, offline  # noqa: F401 - they register themselves
+from . import offline  # noqa: F401 - it registers itself
 from .auto import choose, describe
 
 

@@ -46,6 +46,6 @@ def describe(settings: Mapping[str, object], *, probe: bool = True) -> dict[str,
         detail = f"{settings.get('openai_model')} at {display('openai_base_url', settings.get('openai_base_url'))}"
     elif name == "offline":
         detail = "no LLM: observations are extracted from the events directly"
-    elif name == "fake":
-        detail = "scripted replies, for tests"
+    else:
+        detail = "an installed plugin's provider"
     return {"name": name, "ok": ok, "reason": reason, "detail": detail}

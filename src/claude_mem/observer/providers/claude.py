@@ -89,7 +89,6 @@ class ClientActor:
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.task = asyncio.create_task(self._run(), name="claude-observer-client")
         self.session_id = ""
-        self.init_data: dict[str, Any] = {}
         self.alive = True
 
     async def _run(self) -> None:
@@ -111,7 +110,6 @@ class ClientActor:
                     messages = [m async for m in client.receive_response()]
                 for message in messages:
                     if isinstance(message, SystemMessage) and message.subtype == "init":
-                        self.init_data = dict(message.data)
                         self.session_id = str(message.data.get("session_id") or self.session_id)
                 try:
                     reply = reply_from(messages)

@@ -41,7 +41,6 @@ class BoundedHistory:
         self.recap_max_chars = recap_max_chars
         self.turns: deque[Turn] = deque()
         self._recap: list[str] = [line for line in recap.splitlines() if line.strip()]
-        self.evicted = 0
         self._trim_recap()
 
     @property
@@ -53,7 +52,6 @@ class BoundedHistory:
         self.turns.append(Turn(user, assistant[:REPLY_MAX_CHARS]))
         while len(self.turns) > self.max_turns:
             old = self.turns.popleft()
-            self.evicted += 1
             self._recap.extend(recap_lines(old.assistant))
         self._trim_recap()
 

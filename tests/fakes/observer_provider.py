@@ -1,4 +1,8 @@
-"""The `fake` observer for tests: scripted replies, delays and failures.
+"""The `fake` observer provider: scripted replies, delays and failures.
+
+It is not part of the package: the test suite registers it like any plugin, as the entry point
+`fake` of `claude_mem.providers` in `tests/plugins/` (conftest puts that folder and `tests/` on the
+path of the tests and of every process they start), so `provider = fake` works in a real worker too.
 
 A script is a dict (from the `fake_script` key of the settings mapping, or the JSON file or text in
 `CLAUDE_MEM_FAKE_SCRIPT` for subprocess tests):
@@ -30,7 +34,6 @@ from claude_mem.observer.contract import reply_xml
 from claude_mem.observer.parser import ParsedObservation, ParsedSummary
 from claude_mem.observer.provider import (
     PROMPT_HEADER,
-    REGISTRY,
     AuthError,
     Health,
     ObserverRequest,
@@ -184,6 +187,3 @@ class FakeProvider:
                                     completed=f"{wording} the end of the turn",
                                     notes=turn_end.last_assistant_message)
         return reply_xml(observations, summary)
-
-
-REGISTRY.register("fake", FakeProvider)
