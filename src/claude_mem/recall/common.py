@@ -1,10 +1,10 @@
 """What the recall library shares: its errors, time and project parsing, project names."""
 
 import os
-import sqlite3
 
 from claude_mem import project as projects
 from claude_mem.domain import RecallError, UnknownRecord, parse_ref, parse_time
+from claude_mem.store import Store
 from claude_mem.store import projects as store_projects
 from claude_mem.store.context import known_projects
 
@@ -12,7 +12,7 @@ __all__ = ["RecallError", "UnknownRecord", "display_map", "known_projects", "par
            "resolve_project"]
 
 
-def resolve_project(conn: sqlite3.Connection, value: str | None) -> str | None:
+def resolve_project(conn: Store, value: str | None) -> str | None:
     """A project key from what a user typed: a key, a display name, or a path inside the project."""
     if value is None or value == "":
         return None
@@ -32,6 +32,6 @@ def resolve_project(conn: sqlite3.Connection, value: str | None) -> str | None:
     raise RecallError(f"unknown project {value!r}" + (f" (known: {', '.join(sorted(by_name))})" if by_name else ""))
 
 
-def display_map(conn: sqlite3.Connection) -> dict[str, str]:
+def display_map(conn: Store) -> dict[str, str]:
     return projects.display_names(known_projects(conn))
 

@@ -8,8 +8,9 @@ the latest summary, and how to get details through the MCP tools. Budgets are in
 exist and how to search them.
 """
 
+from __future__ import annotations
+
 import os
-import sqlite3
 from datetime import UTC, datetime
 
 from claude_mem import project as projects
@@ -17,8 +18,23 @@ from claude_mem import settings
 from claude_mem.domain import utc_now
 from claude_mem.recall.sanitize import clean, estimate_tokens
 from claude_mem.runtime import discovery, mcp_names, observer_choice
+from claude_mem.store import Store
 from claude_mem.store import context as store
 from claude_mem.store.context import known_projects
+
+if False:  # for the type checker only: `typing` stays off the hook path
+    from typing import Any, TypedDict
+
+    class Context(TypedDict):
+        """What `build` returns: the text, the user's one-line message and what the index lists."""
+
+        text: str
+        system_message: str
+        shown: int
+        total: int
+        tokens: int
+        empty: bool
+        ids: list[int]
 
 # The plugin's tool names, or `mcp__memory__…` when `claude-mem install` registered the server
 # (its hook and MCP server commands set CLAUDE_MEM_MCP_SERVER).
@@ -42,7 +58,7 @@ def local_time(stamp: str) -> datetime | None:
     return moment.astimezone()
 
 
-def observer_name(data_dir: str, values: dict) -> str:
+def observer_name(data_dir: str, values: dict[str, Any]) -> str:
     """The observer the running worker recorded in worker.json; with no worker, the one these settings
     select (the registry's `auto` rule, without the login probe: no subprocess on the hook path)."""
     info = discovery.read_info(data_dir)
@@ -57,14 +73,14 @@ def observer_name(data_dir: str, values: dict) -> str:
         return clean(values.get("provider") or "auto", 40)
 
 
-def display_name(conn: sqlite3.Connection, key: str) -> str:
+def display_name(conn: Store, key: str) -> str:
     """The project's short name, disambiguated against every project in the store."""
     return projects.display_names([*known_projects(conn), key]).get(key, key)
 
 
-def _warnings(conn: sqlite3.Connection | None, key: str, observer: str) -> list[tuple[str, str]]:
+def _warnings(conn: Store | None, key: str, observer: str) -> list[tuple[str, str]]:
     """(line for the model, short note for the user) per problem worth knowing about."""
-    found = []
+    found: list[tuple[str, str]] = []
     failed = store.failed_event_count(conn, key) if conn is not None else 0
     if failed:
         found.append((
@@ -89,7 +105,7 @@ def _header(name: str, now: datetime, observer: str, warnings: list[str]) -> lis
     ]
 
 
-def _summary_lines(conn: sqlite3.Connection, key: str, since: str | None) -> list[str]:
+def _summary_lines(conn: Store, key: str, since: str | None) -> list[str]:
     row = store.latest_summary(conn, key, since)
     if row is None:
         return []
@@ -118,7 +134,7 @@ def _overflow_line(hidden: int) -> str:
     )
 
 
-def _row_text(row: tuple) -> tuple[str, str, int]:
+def _row_text(row: tuple[Any, ...]) -> tuple[str, str, int]:
     """(day, row line, full-text token estimate) for one observation row (its id is `row[0]`)."""
     when = local_time(row[1])
     day = when.strftime("%Y-%m-%d") if when else clean(row[1], 10)
@@ -128,12 +144,12 @@ def _row_text(row: tuple) -> tuple[str, str, int]:
     return day, f"#{row[0]} {clock} {clean(row[2], 12)} {title}{author}", (int(row[4] or 0) + 3) // 4
 
 
-def _setting_int(values: dict, name: str) -> int:
+def _setting_int(values: dict[str, Any], name: str) -> int:
     """A count setting (0 when unset; never negative)."""
     return max(int(values.get(name) or 0), 0)
 
 
-def _fit_rows(rows: list, fixed_tokens: int, values: dict) -> list[tuple[int, str, str, int]]:
+def _fit_rows(rows: list[tuple[Any, ...]], fixed_tokens: int, values: dict[str, Any]) -> list[tuple[int, str, str, int]]:
     """(id, day, line, full tokens), newest first, as many as the index and whole-context budgets allow."""
     index_budget = int(values.get("context_index_tokens") or 0)
     total_budget = int(values.get("context_max_tokens") or 0)
@@ -168,14 +184,14 @@ def _index_lines(kept: list[tuple[int, str, str, int]], total: int) -> list[str]
 
 
 def build(
-    conn: sqlite3.Connection | None,
+    conn: Store | None,
     key: str,
     source: str = "startup",
     since: str | None = None,
-    values: dict | None = None,
+    values: dict[str, Any] | None = None,
     data_dir: str | None = None,
     now: datetime | None = None,
-) -> dict:
+) -> Context:
     """The context for project `key`: {text, system_message, shown, total, tokens, empty,
     ids} (`ids`: the observations listed, newest first).
 
@@ -213,7 +229,7 @@ def build(
             "tokens": estimate_tokens(text), "empty": False, "ids": [row[0] for row in kept]}
 
 
-def _empty(header: list[str], name: str, since: str | None, total: int, warnings: list[tuple[str, str]]) -> dict:
+def _empty(header: list[str], name: str, since: str | None, total: int, warnings: list[tuple[str, str]]) -> Context:
     if since:
         when = local_time(since)
         stamp = when.strftime("%Y-%m-%d %H:%M") if when else since
@@ -230,7 +246,7 @@ def _empty(header: list[str], name: str, since: str | None, total: int, warnings
             "tokens": estimate_tokens(text), "empty": True, "ids": []}
 
 
-def hook_output(result: dict) -> dict:
+def hook_output(result: Context) -> dict[str, Any]:
     """The SessionStart hook's stdout JSON."""
     return {
         "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": result["text"]},
@@ -238,7 +254,7 @@ def hook_output(result: dict) -> dict:
     }
 
 
-def resume_point(conn: sqlite3.Connection | None, source: str, session_id: str | None) -> str | None:
+def resume_point(conn: Store | None, source: str, session_id: str | None) -> str | None:
     """Since when a starting session needs context: its last injection on `resume`, else None (all of it)."""
     if conn is None or not session_id or source in FULL_SOURCES:
         return None
@@ -246,14 +262,14 @@ def resume_point(conn: sqlite3.Connection | None, source: str, session_id: str |
 
 
 def for_session(
-    conn: sqlite3.Connection | None,
+    conn: Store | None,
     key: str,
     source: str = "startup",
     session_id: str | None = None,
-    values: dict | None = None,
+    values: dict[str, Any] | None = None,
     data_dir: str | None = None,
     now: datetime | None = None,
-) -> dict:
+) -> Context:
     """The context a session starting in project `key` receives: `build` from its resume point.
 
     The one path behind the session-start hook (`inject`), `claude-mem context` and `GET /api/context`.
@@ -261,8 +277,8 @@ def for_session(
     return build(conn, key, source, resume_point(conn, source, session_id), values, data_dir, now)
 
 
-def inject(conn: sqlite3.Connection | None, key: str, source: str, session_id: str | None, cwd: str,
-           values: dict, data_dir: str) -> dict:
+def inject(conn: Store | None, key: str, source: str, session_id: str | None, cwd: str,
+           values: dict[str, Any], data_dir: str) -> Context:
     """`for_session`, then record the injection time for the session (when the connection is writable).
 
     A read-only or missing connection still builds (from what it can read) and simply records nothing.

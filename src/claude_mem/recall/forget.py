@@ -5,16 +5,17 @@ tell the user); `claude_mem.store.forget` deletes it from the database and every
 the freed bytes (FTS optimize, VACUUM, WAL truncate).
 """
 
-import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 from claude_mem.domain import RecallError, UnknownRecord, ref
+from claude_mem.store import Store
 from claude_mem.store import forget as repository
 
 
 def plan(
-    conn: sqlite3.Connection, ids: Iterable[int] = (), session: str | None = None, project: str | None = None
-) -> dict:
+    conn: Store, ids: Iterable[int] = (), session: str | None = None, project: str | None = None
+) -> dict[str, Any]:
     """What a forget would remove: `{target, counts, describe}`; RecallError for unknown targets.
 
     The target names rows by what is stable across copies of the database (see `store.forget`), so
@@ -48,7 +49,7 @@ def plan(
     return {"target": {"project": project}, "counts": counts, "describe": f"project {project}"}
 
 
-def carry_out(conn: sqlite3.Connection, data_dir: str, planned: dict) -> dict:
+def carry_out(conn: Store, data_dir: str, planned: dict[str, Any]) -> dict[str, Any]:
     """Delete and scrub what `planned` names, then fix the backups: `{forgot, counts, removed, backups}`.
 
     `removed` lists what left this database — `{observations, summaries, prompts}` by row id,
@@ -63,8 +64,8 @@ def carry_out(conn: sqlite3.Connection, data_dir: str, planned: dict) -> dict:
 
 
 def forget(
-    conn: sqlite3.Connection, data_dir: str, ids: Iterable[int] = (), session: str | None = None,
+    conn: Store, data_dir: str, ids: Iterable[int] = (), session: str | None = None,
     project: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Plan, delete, scrub, then fix the backups; returns what `carry_out` reports."""
     return carry_out(conn, data_dir, plan(conn, ids, session, project))

@@ -5,13 +5,13 @@ way (`{"items": [...], "total": n}`, filters by project and date range, limit/of
 """
 
 import bisect
-import sqlite3
 
 from claude_mem import project as projects
 from claude_mem.domain import SESSION_STATUSES, RecallError, UnknownRecord
 from claude_mem.index.query import MAX_LIMIT
 from claude_mem.recall.common import display_map, parse_time
-from claude_mem.store import memory
+from claude_mem.store import Store, memory
+from claude_mem.store.memory import Record
 
 __all__ = ["SESSION_STATUSES", "STORY_LIMIT", "catalog", "prompts", "session_story", "sessions", "summaries"]
 
@@ -31,22 +31,22 @@ def _range(since: str | None, until: str | None) -> tuple[str | None, str | None
     return (parse_time(since) if since else None), (parse_time(until, end_of_day=True) if until else None)
 
 
-def summaries(conn: sqlite3.Connection, project: str | None = None, since: str | None = None,
-              until: str | None = None, limit: int = 20, offset: int = 0) -> dict:
+def summaries(conn: Store, project: str | None = None, since: str | None = None,
+              until: str | None = None, limit: int = 20, offset: int = 0) -> Record:
     """Turn summaries, newest first, each with its session's Claude Code id."""
     _check_page(limit, offset)
     return memory.summaries_page(conn, project, *_range(since, until), limit, offset)
 
 
-def prompts(conn: sqlite3.Connection, project: str | None = None, since: str | None = None,
-            until: str | None = None, limit: int = 20, offset: int = 0, session: str | None = None) -> dict:
+def prompts(conn: Store, project: str | None = None, since: str | None = None,
+            until: str | None = None, limit: int = 20, offset: int = 0, session: str | None = None) -> Record:
     """User prompts (private ones never), newest first, with their session's project and Claude Code id."""
     _check_page(limit, offset)
     return memory.prompts_page(conn, project, *_range(since, until), limit, offset, session=session)
 
 
-def sessions(conn: sqlite3.Connection, project: str | None = None, since: str | None = None,
-             until: str | None = None, limit: int = 20, offset: int = 0, status: str | None = None) -> dict:
+def sessions(conn: Store, project: str | None = None, since: str | None = None,
+             until: str | None = None, limit: int = 20, offset: int = 0, status: str | None = None) -> Record:
     """Claude Code sessions by last activity, newest first, with how much each produced and the
     display `name` of their project."""
     _check_page(limit, offset)
@@ -58,7 +58,7 @@ def sessions(conn: sqlite3.Connection, project: str | None = None, since: str | 
     return page
 
 
-def session_story(conn: sqlite3.Connection, content_session_id: str, limit: int | None = None) -> dict:
+def session_story(conn: Store, content_session_id: str, limit: int | None = None) -> Record:
     """`{session, items, truncated}`: one session (as `sessions` lists it) and its public prompts,
     observations and summaries in story order (at most `limit`, default `STORY_LIMIT`); UnknownRecord
     when no session has that id.
@@ -77,7 +77,7 @@ def session_story(conn: sqlite3.Connection, content_session_id: str, limit: int 
     turns = sorted((str(row["created_at"]), int(row["prompt_number"])) for row in found["prompt"])
     starts = [created for created, _ in turns]
 
-    def turn_of(row: dict) -> int:
+    def turn_of(row: Record) -> int:
         if row["prompt_number"] is not None:
             return int(row["prompt_number"])
         before = bisect.bisect_right(starts, str(row["created_at"]))
@@ -88,7 +88,7 @@ def session_story(conn: sqlite3.Connection, content_session_id: str, limit: int 
     return {"session": session, "items": items[:limit], "truncated": truncated or len(items) > limit}
 
 
-def catalog(conn: sqlite3.Connection) -> list[dict]:
+def catalog(conn: Store) -> list[Record]:
     """Every project with its display name and counts, most recently active first."""
     counts = memory.project_counts(conn)
     names = projects.display_names(list(counts))

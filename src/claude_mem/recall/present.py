@@ -5,15 +5,18 @@ in a fixed order. Everything stored passes through `sanitize.clean`, so text tha
 model stays data: single-line fields, no markup that could pose as system or hook text.
 """
 
+from collections.abc import Mapping
+from typing import Any
+
 from claude_mem.domain import ref
 from claude_mem.recall.context import local_time
 from claude_mem.recall.sanitize import clean
+from claude_mem.store.rows import OBSERVATION_CONTENT, SUMMARY_CONTENT
 
+# An observation's type is in the record's first line, so not among its fields.
 RECORD_FIELDS = {
-    "observation": ("title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified",
-                    "fetch_count"),
-    "summary": ("request", "investigated", "learned", "completed", "next_steps", "files_read", "files_edited",
-                "notes"),
+    "observation": (*(name for name in OBSERVATION_CONTENT if name != "type"), "fetch_count"),
+    "summary": SUMMARY_CONTENT,
     "prompt": ("text", "prompt_number", "content_session_id"),
 }
 TITLE_CHARS = 110
@@ -27,7 +30,7 @@ def when(stamp: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M") if moment else str(stamp or "")
 
 
-def row_line(item: dict, project_name: str | None = None, marker: str = "") -> str:
+def row_line(item: Mapping[str, Any], project_name: str | None = None, marker: str = "") -> str:
     """One compact line for a search or timeline row; `project_name` adds a `[name]` column."""
     parts = [marker + item["ref"], when(item["created_at"]), clean(item.get("type"), 12)]
     if project_name is not None:
@@ -36,7 +39,7 @@ def row_line(item: dict, project_name: str | None = None, marker: str = "") -> s
     return " ".join(part for part in parts if part)
 
 
-def record_lines(item: dict, project_name: str) -> list[str]:
+def record_lines(item: Mapping[str, Any], project_name: str) -> list[str]:
     """A full observation, summary or prompt (as `records.fetch` returns it) as text lines."""
     kind = item["kind"]
     head = f"{ref(kind, item['id'])} {clean(item.get('type', kind), 12)} · {when(item['created_at'])} · " \

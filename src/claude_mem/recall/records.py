@@ -3,20 +3,20 @@
 `fetch_count` measures which memories are actually used.
 """
 
-import sqlite3
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 from claude_mem.domain import RecallError, UnknownRecord, parse_ref, ref
-from claude_mem.store import memory
+from claude_mem.store import Store, memory
+from claude_mem.store.memory import Record
+from claude_mem.store.rows import ObservationRow
 
 
-def get_observations(conn: sqlite3.Connection, ids: Iterable[int], count_fetch: bool = True) -> list[dict[str, Any]]:
+def get_observations(conn: Store, ids: Iterable[int], count_fetch: bool = True) -> list[ObservationRow]:
     """Full observations in the order asked (unknown ids skipped); increments their `fetch_count`."""
-    return [dict(row) for row in memory.observations_by_id(conn, ids, count_fetch)]
+    return memory.observations_by_id(conn, ids, count_fetch)
 
 
-def fetch(conn: sqlite3.Connection, refs: Iterable[str]) -> tuple[list[dict], list[str]]:
+def fetch(conn: Store, refs: Iterable[str]) -> tuple[list[Record], list[str]]:
     """(records for refs like `12`, `#12`, `S3`, `P7`, each tagged with its `kind`; the refs not found).
 
     Observations found count one fetch each. RecallError when a ref does not parse or none is given.
@@ -25,13 +25,14 @@ def fetch(conn: sqlite3.Connection, refs: Iterable[str]) -> tuple[list[dict], li
     if not parsed:
         raise RecallError("no id given")
     observations = {item["id"]: item for item in get_observations(conn, [i for k, i in parsed if k == "observation"])}
-    result, missing = [], []
+    result: list[Record] = []
+    missing: list[str] = []
     for kind, row_id in parsed:
+        item: Mapping[str, object] | None
         if kind == "observation":
             item = observations.get(row_id)
         elif kind == "summary":
-            summary = memory.summary_by_id(conn, row_id)
-            item = dict(summary) if summary is not None else None
+            item = memory.summary_by_id(conn, row_id)
         else:
             item = memory.prompt_by_id(conn, row_id)
         if item is None:
@@ -41,7 +42,7 @@ def fetch(conn: sqlite3.Connection, refs: Iterable[str]) -> tuple[list[dict], li
     return result, missing
 
 
-def get_many(conn: sqlite3.Connection, refs: Iterable[str]) -> list[dict]:
+def get_many(conn: Store, refs: Iterable[str]) -> list[Record]:
     """Records for refs like `12`, `#12`, `S3`, `P7`, each tagged with its `kind`; RecallError on an unknown one."""
     result, missing = fetch(conn, refs)
     if missing:

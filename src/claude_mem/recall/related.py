@@ -6,18 +6,17 @@ Hybrid search ranks; a hit is kept only when its cosine to the prompt reaches
 Without vectors or the model, the same keyword search the hook would run itself.
 """
 
-import sqlite3
-
 from claude_mem.domain import RecallError
 from claude_mem.index.query import SearchQuery
 from claude_mem.index.search import default_mode, search
 from claude_mem.recall import prompt_context
+from claude_mem.store import Store
 from claude_mem.store import context as store_context
 
 FIELDS = ("id", "created_at", "type", "title", "subtitle", "score", "cosine")
 
 
-def related(conn: sqlite3.Connection, project: str, prompt: str, session: str, limit: int) -> dict[str, object]:
+def related(conn: Store, project: str, prompt: str, session: str, limit: int) -> dict[str, object]:
     """`{items, mode}`: up to `limit` good matches, best first; `mode` says how they were found."""
     exclude = store_context.shown_ids(conn, session) if session else set()
     prompt = prompt[:prompt_context.MAX_PROMPT_CHARS]

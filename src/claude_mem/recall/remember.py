@@ -2,14 +2,20 @@
 
 import hashlib
 import re
-import sqlite3
 
 from claude_mem import privacy
 from claude_mem.domain import OBSERVATION_TYPES, RecallError
-from claude_mem.store import memory
+from claude_mem.store import Store, memory
+from claude_mem.store.rows import ObservationRow
 
 MAX_TEXT_CHARS = 20_000
 TITLE_CHARS = 100
+
+
+class Remembered(ObservationRow):
+    """The stored note, and whether this call stored it (False: the same note was there already)."""
+
+    created: bool
 
 
 def default_title(text: str) -> str:
@@ -22,12 +28,13 @@ def default_title(text: str) -> str:
 
 
 def content_hash(kind: str, title: str, text: str) -> str:
+    """What makes a manual note the same note twice."""
     return hashlib.sha256("\x1f".join(("manual", kind, title, text)).encode("utf-8")).hexdigest()
 
 
 def remember(
-    conn: sqlite3.Connection, text: str, project: str, kind: str = "discovery", title: str | None = None
-) -> dict:
+    conn: Store, text: str, project: str, kind: str = "discovery", title: str | None = None
+) -> Remembered:
     """Store a manual observation (no session); the same note twice returns the first. Adds `created`.
 
     `<private>` spans are dropped and secrets redacted, as for everything the hooks capture."""

@@ -6,12 +6,12 @@ timeline unless a project is given.
 """
 
 import re
-import sqlite3
 from typing import TypedDict
 
 from claude_mem.domain import RecallError, UnknownRecord, is_ref, parse_ref, parse_time, ref
 from claude_mem.index.query import SearchQuery
 from claude_mem.index.search import search
+from claude_mem.store import Store
 from claude_mem.store import search as repository
 from claude_mem.store.search import TimelineRow
 
@@ -34,14 +34,14 @@ class Timeline(TypedDict):
     items: list[TimelineRow]
 
 
-def _anchor_row(conn: sqlite3.Connection, kind: str, row_id: int) -> Anchor:
+def _anchor_row(conn: Store, kind: str, row_id: int) -> Anchor:
     point = repository.anchor_point(conn, kind, row_id)
     if point is None:
         raise UnknownRecord(f"no {kind} {ref(kind, row_id)}")
     return {"kind": kind, "id": row_id, "created_at": point[0], "project": point[1]}
 
 
-def resolve_anchor(conn: sqlite3.Connection, anchor: str, project: str | None = None) -> Anchor:
+def resolve_anchor(conn: Store, anchor: str, project: str | None = None) -> Anchor:
     """The anchor for an id, `S<id>`, `P<id>`, a timestamp or search words."""
     text = str(anchor or "").strip()
     if not text:
@@ -57,7 +57,7 @@ def resolve_anchor(conn: sqlite3.Connection, anchor: str, project: str | None = 
     return _anchor_row(conn, "observation", found[0]["id"])
 
 
-def timeline(conn: sqlite3.Connection, anchor: str, before: int = 5, after: int = 5,
+def timeline(conn: Store, anchor: str, before: int = 5, after: int = 5,
              project: str | None = None) -> Timeline:
     """`{"anchor": {...}, "project": key, "items": [...]}`: `before` rows, the anchor, `after` rows."""
     if not (0 <= before <= MAX_SIDE and 0 <= after <= MAX_SIDE):

@@ -7,11 +7,12 @@ disclosure keeps out of every session — and how often an observation is actual
 Days are UTC, oldest first; every day of the range is listed, empty ones too.
 """
 
-import sqlite3
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from claude_mem.recall import context
 from claude_mem.recall.sanitize import estimate_tokens
+from claude_mem.store import Store
 from claude_mem.store import usage as store
 
 MAX_DAYS = 366
@@ -29,7 +30,7 @@ def day_range(days: int, today: date | None = None) -> list[str]:
     return [(last - timedelta(days=back)).isoformat() for back in range(days - 1, -1, -1)]
 
 
-def index_savings(conn: sqlite3.Connection, project: str | None, values: dict, data_dir: str) -> dict:
+def index_savings(conn: Store, project: str | None, values: dict[str, Any], data_dir: str) -> dict[str, Any]:
     """The session-start index against the full observations it lists, for `project` or summed over
     the `INDEX_PROJECTS` most recently active ones: `{projects, observations, injected_tokens,
     narrative_tokens, ratio}` (`ratio` = narrative / injected: how many times larger the text is)."""
@@ -44,8 +45,8 @@ def index_savings(conn: sqlite3.Connection, project: str | None, values: dict, d
             "narrative_tokens": narrative, "ratio": _ratio(narrative, injected)}
 
 
-def usage(conn: sqlite3.Connection, project: str | None, days: int, values: dict, data_dir: str,
-          today: date | None = None) -> dict:
+def usage(conn: Store, project: str | None, days: int, values: dict[str, Any], data_dir: str,
+          today: date | None = None) -> dict[str, Any]:
     """The `usage` figures of the last `days` UTC days (1..`MAX_DAYS`) for `project` (None: all)."""
     listed = day_range(days, today)
     since = listed[0]
