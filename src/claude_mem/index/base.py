@@ -1,10 +1,10 @@
 """What every search index is: `SearchQuery` in, `SearchResult` (ranked hits and a total) out."""
 
-import sqlite3
 from dataclasses import dataclass
 from typing import Protocol
 
 from claude_mem.index.query import SearchQuery
+from claude_mem.store import Store
 from claude_mem.store.search import Hit
 
 
@@ -26,6 +26,6 @@ class SearchIndex(Protocol):
 
     mode: str
 
-    def search(self, conn: sqlite3.Connection, query: SearchQuery) -> SearchResult:
+    def search(self, conn: Store, query: SearchQuery) -> SearchResult:
         """The page of hits `query` asks for (its offset and limit), best first or by date."""
         ...

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from claude_mem.domain import ClaudeMemError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 MODEL = "all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384
@@ -65,7 +69,7 @@ class Embedder:
             raise ModelUnavailable(f"the embedding model does not load: {type(exc).__name__}: {exc}") from exc
         self.lock = threading.Lock()
 
-    def embed(self, texts: list[str]) -> Any:
+    def embed(self, texts: list[str]) -> NDArray[np.float32]:
         import numpy as np
 
         if not texts:
@@ -81,7 +85,9 @@ class Embedder:
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        # onnxruntime is untyped, so numpy cannot follow the shape of what it returned.
+        unit: NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit
 
 
 _shared: Embedder | None = None

@@ -5,11 +5,10 @@ user string is escaped (see `fts`). The store ranks and filters each kind; this 
 pages the result and adds snippets for the page only.
 """
 
-import sqlite3
-
 from claude_mem.index import fts
 from claude_mem.index.base import SearchResult
 from claude_mem.index.query import SearchQuery
+from claude_mem.store import Store
 from claude_mem.store import search as repository
 from claude_mem.store.search import Hit
 
@@ -24,7 +23,7 @@ class KeywordIndex:
 
     mode = "keyword"
 
-    def search(self, conn: sqlite3.Connection, query: SearchQuery) -> SearchResult:
+    def search(self, conn: Store, query: SearchQuery) -> SearchResult:
         expression = None if query.text is None else fts.keyword_expression(query.text)
         if query.text is not None and not expression:
             return SearchResult(items=[], total=0, match="")

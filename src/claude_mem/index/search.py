@@ -1,13 +1,11 @@
 """The one entry point for search: `search(conn, query)` runs the index registered for `query.mode`."""
 
-import sqlite3
-
 from claude_mem.domain import RecallError
 from claude_mem.index import embedder
 from claude_mem.index.base import SearchIndex, SearchResult
 from claude_mem.index.keyword import KeywordIndex
 from claude_mem.index.query import SearchQuery
-from claude_mem.store import vectors
+from claude_mem.store import Store, vectors
 
 # One index per mode; the vector ones only where the embedding model can run (the `search` extra).
 INDEXES: dict[str, SearchIndex] = {index.mode: index for index in (KeywordIndex(),)}
@@ -17,7 +15,7 @@ if embedder.unavailable() is None:
     INDEXES.update({index.mode: index for index in (HybridIndex(), SemanticIndex())})
 
 
-def default_mode(conn: sqlite3.Connection) -> str:
+def default_mode(conn: Store) -> str:
     """`hybrid` wherever vectors exist (and the model can embed a query), else `keyword`."""
     if "hybrid" in INDEXES and vectors.progress(conn, embedder.MODEL)["embedded"]:
         return "hybrid"
@@ -29,7 +27,7 @@ def available_modes() -> tuple[str, ...]:
     return tuple(INDEXES)
 
 
-def search(conn: sqlite3.Connection, query: SearchQuery) -> SearchResult:
+def search(conn: Store, query: SearchQuery) -> SearchResult:
     """The page of hits for `query`; `RecallError` when its mode has no index here."""
     mode = query.mode or default_mode(conn)
     index = INDEXES.get(mode)

@@ -11,7 +11,6 @@ on (fused scores are relative to the candidates).
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -20,12 +19,13 @@ from claude_mem.index import embedder, fts
 from claude_mem.index.base import SearchResult
 from claude_mem.index.keyword import KeywordIndex
 from claude_mem.index.query import SearchQuery
+from claude_mem.store import Store, vectors
 from claude_mem.store import search as repository
-from claude_mem.store import vectors
 from claude_mem.store.search import SearchFilters
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy.typing import NDArray
 
 CANDIDATES = 100
 COSINE_WEIGHT = 0.4
@@ -33,7 +33,7 @@ COSINE_WEIGHT = 0.4
 MIN_COSINE = 0.2
 
 
-def embed_missing(conn: sqlite3.Connection, batch: int = 32) -> int:
+def embed_missing(conn: Store, batch: int = 32) -> int:
     """Embed up to `batch` rows that have no vector of this model; returns how many (0: all done)."""
     rows = vectors.missing(conn, embedder.MODEL, batch)
     if rows:
@@ -62,7 +62,7 @@ class _Vectors:
 _LOADED: dict[tuple[str, str], _Vectors] = {}
 
 
-def _vectors(conn: sqlite3.Connection) -> _Vectors:
+def _vectors(conn: Store) -> _Vectors:
     key, generation = (vectors.database_file(conn), embedder.MODEL), vectors.generation(conn)
     cached = _LOADED.get(key)
     if cached is None or cached.generation != generation or not key[0]:
@@ -104,12 +104,13 @@ class _Cosines:
 
 
 @lru_cache(maxsize=256)
-def _query_vector(text: str, model: str) -> np.ndarray:
+def _query_vector(text: str, model: str) -> NDArray[np.float32]:
     """The query's embedding (kept: paging through results asks for the same text again)."""
-    return embedder.shared().embed([text])[0]
+    vector: NDArray[np.float32] = embedder.shared().embed([text])[0]
+    return vector
 
 
-def _cosines(conn: sqlite3.Connection, query: SearchQuery) -> _Cosines:
+def _cosines(conn: Store, query: SearchQuery) -> _Cosines:
     """The cosines of every observation that passes the query's filters and has a vector."""
     import numpy as np
 
@@ -131,7 +132,7 @@ def _cosines(conn: sqlite3.Connection, query: SearchQuery) -> _Cosines:
     return _Cosines(loaded.ids[rows], (loaded.matrix @ _query_vector(query.text, embedder.MODEL))[rows])
 
 
-def _page(conn: sqlite3.Connection, query: SearchQuery, ranked: list[tuple[int, float]], total: int, match: str,
+def _page(conn: Store, query: SearchQuery, ranked: list[tuple[int, float]], total: int, match: str,
           cosines: _Cosines) -> SearchResult:
     """The requested page of `ranked` (best first, or every match when ordered by date), each hit with its
     `cosine`. Only the rows shown are read, except by date, when every ranked row is."""
@@ -153,7 +154,7 @@ class SemanticIndex:
 
     mode = "semantic"
 
-    def search(self, conn: sqlite3.Connection, query: SearchQuery) -> SearchResult:
+    def search(self, conn: Store, query: SearchQuery) -> SearchResult:
         if query.text is None or query.kinds != ("observation",):
             return KeywordIndex().search(conn, query)
         cosines = _cosines(conn, query).above(MIN_COSINE)
@@ -166,7 +167,7 @@ class HybridIndex:
 
     mode = "hybrid"
 
-    def search(self, conn: sqlite3.Connection, query: SearchQuery) -> SearchResult:
+    def search(self, conn: Store, query: SearchQuery) -> SearchResult:
         if query.text is None or query.kinds != ("observation",):
             return KeywordIndex().search(conn, query)
         expression = fts.keyword_expression(query.text)
