@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from claude_mem.domain import OBSERVATION_TYPES
 from claude_mem.store.models import ParsedObservation, ParsedSummary
+from claude_mem.store.rows import OBSERVATION_CONTENT, SUMMARY_CONTENT
 
 __all__ = ["ParsedObservation", "ParsedReply", "ParsedSummary", "normalise_type", "parse"]
 
@@ -25,12 +26,9 @@ NARRATIVE_MAX = 4000
 ITEM_MAX = 500
 ITEMS_MAX = 30
 
-OBSERVATION_FIELDS = (
-    "type", "title", "subtitle", "narrative", "facts", "concepts", "files_read", "files_modified",
-)
-SUMMARY_FIELDS = (
-    "request", "investigated", "learned", "completed", "next_steps", "files_read", "files_edited", "notes",
-)
+# The contract's tags are the fields of the parsed observation and summary (their table columns).
+OBSERVATION_FIELDS = OBSERVATION_CONTENT
+SUMMARY_FIELDS = SUMMARY_CONTENT
 LIST_ITEM = {"facts": "fact", "concepts": "concept", "files_read": "file", "files_modified": "file",
              "files_edited": "file"}
 CONTRACT_TAGS = sorted(
@@ -142,7 +140,9 @@ def _blocks(text: str) -> list[tuple[str, str]]:
 
 
 def _observation(body: str, problems: list[str]) -> ParsedObservation | None:
-    get = lambda name: _raw_field(body, name, OBSERVATION_FIELDS)  # noqa: E731
+    def get(name: str) -> str | None:
+        return _raw_field(body, name, OBSERVATION_FIELDS)
+
     title = _clean(get("title") or "", TITLE_MAX, one_line=True)
     narrative = _clean(get("narrative") or "", NARRATIVE_MAX, one_line=False)
     if not title or not narrative:
@@ -165,9 +165,11 @@ def _observation(body: str, problems: list[str]) -> ParsedObservation | None:
 
 
 def _summary(body: str) -> ParsedSummary | None:
-    get = lambda name: _raw_field(body, name, SUMMARY_FIELDS)  # noqa: E731
+    def get(name: str) -> str | None:
+        return _raw_field(body, name, SUMMARY_FIELDS)
+
     text = {name: _clean(get(name) or "", NARRATIVE_MAX, one_line=False)
-            for name in ("request", "investigated", "learned", "completed", "next_steps", "notes")}
+            for name in SUMMARY_FIELDS if name not in LIST_ITEM}
     summary = ParsedSummary(files_read=_items(get("files_read"), "file"),
                             files_edited=_items(get("files_edited"), "file"), **text)
     if not any(text.values()) and not summary.files_read and not summary.files_edited:

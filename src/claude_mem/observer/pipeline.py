@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -39,7 +38,7 @@ from claude_mem.observer.provider import (
     SessionInfo,
     TurnEnd,
 )
-from claude_mem.store import caught_late, integrity, queue, results
+from claude_mem.store import DatabaseError, Store, caught_late, integrity, queue, results
 from claude_mem.store.models import Batch, PendingEvent
 
 log = logging.getLogger("claude_mem.observer")
@@ -69,7 +68,7 @@ def _setting(settings: dict[str, object], key: str, default: float) -> float:
 
 
 class Pipeline:
-    def __init__(self, conn: sqlite3.Connection, settings: dict[str, object], provider: Provider,
+    def __init__(self, conn: Store, settings: dict[str, object], provider: Provider,
                  publish: Callable[[str, object], None] | None = None, poll_seconds: float = POLL_SECONDS,
                  store_notes: list[str] | None = None, problems: dict[str, str] | None = None) -> None:
         self.conn = conn
@@ -172,7 +171,7 @@ class Pipeline:
                 return
         try:
             stored = await self._store(batch, answer)
-        except sqlite3.DatabaseError as exc:
+        except DatabaseError as exc:
             stored = await self._store_failed(batch, answer, exc)
             if stored is None:
                 return
@@ -191,7 +190,7 @@ class Pipeline:
             provider=self.provider.name, failed=answer.failed,
         )
 
-    async def _store_failed(self, batch: Batch, answer: Answer, exc: sqlite3.DatabaseError) -> results.Stored | None:
+    async def _store_failed(self, batch: Batch, answer: Answer, exc: DatabaseError) -> results.Stored | None:
         """The database refused the batch's results: a damaged full-text index is the usual cause (it
         passes `quick_check`), so check the indexes, rebuild a broken one and store again; else the
         attempt fails with the database's own words, not a lease that expires later."""
@@ -202,7 +201,7 @@ class Pipeline:
                                     f"{', '.join(repair.rebuilt)} when a batch could not be stored")
             try:
                 return await self._store(batch, answer)
-            except sqlite3.DatabaseError as again:
+            except DatabaseError as again:
                 exc = again
         self.problems["store"] = f"results cannot be stored: {type(exc).__name__}: {exc}" + (
             f"; index check: {repair.error}" if repair.error else "")
@@ -319,7 +318,7 @@ class Pipeline:
         self.executor.shutdown(wait=True)
 
 
-def _session_info(conn: sqlite3.Connection, batch: Batch, language: str = "English") -> SessionInfo:
+def _session_info(conn: Store, batch: Batch, language: str = "English") -> SessionInfo:
     """What the observer conversation of `batch`'s session opens with (runs on the db thread)."""
     request = results.first_request(conn, batch.session_id)
     if request is None:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from claude_mem import project as identity
+from claude_mem.store import DatabaseError, Store
 from claude_mem.store import team as local
 from claude_mem.store import team_server as server
 from claude_mem.team.config import TeamConfig, safe_error, team_project
@@ -49,7 +49,7 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def device_id(conn: sqlite3.Connection) -> str:
+def device_id(conn: Store) -> str:
     """This data dir's name among the team's devices: made once (host name and a random suffix)."""
     found = local.state(conn).get("device")
     if found:
@@ -62,7 +62,7 @@ def device_id(conn: sqlite3.Connection) -> str:
 class Replicator:
     """Push and pull for one data dir; `connect_local` opens its SQLite store."""
 
-    def __init__(self, config: TeamConfig, connect_local: Callable[[], sqlite3.Connection]) -> None:
+    def __init__(self, config: TeamConfig, connect_local: Callable[[], Store]) -> None:
         self.config = config
         self.connect_local = connect_local
         self.remote: Any = None  # the psycopg connection, opened (and migrated) on first use
@@ -94,7 +94,7 @@ class Replicator:
 
     # -- what is shared ---------------------------------------------------------------------------
 
-    def shared_projects(self, conn: sqlite3.Connection) -> dict[str, str]:
+    def shared_projects(self, conn: Store) -> dict[str, str]:
         """Local key → team project of every local project that `team_projects` shares."""
         found = {}
         for key, recorded in local.local_projects(conn).items():
@@ -113,18 +113,18 @@ class Replicator:
             self._found_remotes[key] = remote
         return self._found_remotes[key]
 
-    def pulled_projects(self, conn: sqlite3.Connection, names: list[str]) -> list[str]:
+    def pulled_projects(self, conn: Store, names: list[str]) -> list[str]:
         """The team projects on the server that this machine takes in."""
         mine = {team: key for key, team in self.shared_projects(conn).items()}
         return [name for name in names if name in mine or self.config.shares(name, None if name.startswith("/")
                                                                                   else name)]
 
-    def outbox(self, conn: sqlite3.Connection) -> int:
+    def outbox(self, conn: Store) -> int:
         return local.unpushed_count(conn, list(self.shared_projects(conn)), self.config.kinds())
 
     # -- push -------------------------------------------------------------------------------------
 
-    def push(self, conn: sqlite3.Connection, device: str, progress: Progress | None = None) -> Totals:
+    def push(self, conn: Store, device: str, progress: Progress | None = None) -> Totals:
         totals = Totals()
         shared = self.shared_projects(conn)
         keys = list(shared)
@@ -159,7 +159,7 @@ class Replicator:
 
     # -- pull -------------------------------------------------------------------------------------
 
-    def pull(self, conn: sqlite3.Connection, device: str, progress: Progress | None = None) -> Totals:
+    def pull(self, conn: Store, device: str, progress: Progress | None = None) -> Totals:
         totals = Totals()
         cursors = local.state(conn)
         for name in self.pulled_projects(conn, server.projects(self.remote)):
@@ -181,7 +181,7 @@ class Replicator:
                     break
         return totals
 
-    def _local_key(self, conn: sqlite3.Connection, name: str) -> str:
+    def _local_key(self, conn: Store, name: str) -> str:
         from claude_mem.store.transaction import transaction
 
         with transaction(conn):
@@ -204,7 +204,7 @@ class Replicator:
         return totals
 
 
-def record(conn: sqlite3.Connection, totals: Totals | None, error: str | None) -> None:
+def record(conn: Store, totals: Totals | None, error: str | None) -> None:
     """Keep the outcome of an exchange in `team_state` (what `team status` shows)."""
     current = local.state(conn)
     values: dict[str, object] = {"last_attempt_at": now_iso(), "last_error": error or ""}
@@ -217,14 +217,14 @@ def record(conn: sqlite3.Connection, totals: Totals | None, error: str | None) -
     local.set_state(conn, values)
 
 
-def record_failure(connect_local: Callable[[], sqlite3.Connection], error: str) -> None:
+def record_failure(connect_local: Callable[[], Store], error: str) -> None:
     try:
         conn = connect_local()
-    except sqlite3.Error:
+    except DatabaseError:
         return
     try:
         record(conn, None, error)
-    except sqlite3.Error:
+    except DatabaseError:
         pass
     finally:
         conn.close()

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 import anthropic
+from anthropic.types import Message, MessageParam
 
 from ..prompts import system_prompt_for
 from ..provider import AuthError, Health, ObserverRequest, ProviderError, Reply, SessionInfo
@@ -31,6 +33,13 @@ def _auth_token() -> str:
     return os.environ.get("ANTHROPIC_AUTH_TOKEN", "")
 
 
+def _message(entry: Mapping[str, str]) -> MessageParam:
+    """A message of the bounded history as the Messages API takes it."""
+    if entry["role"] == "assistant":
+        return {"role": "assistant", "content": entry["content"]}
+    return {"role": "user", "content": entry["content"]}
+
+
 def translate(exc: Exception) -> ProviderError:
     """An `anthropic` exception as a provider error."""
     return from_sdk_exception(exc, anthropic, "anthropic")
@@ -46,13 +55,9 @@ class AnthropicSession:
     async def send(self, request: ObserverRequest) -> Reply:
         prompt_text = request.text
         provider = self.provider
-        body = {
-            "model": provider.model,
-            "max_tokens": MAX_REPLY_TOKENS,
-            "system": self.history.system_text(self.system_prompt),
-            "messages": self.history.messages(prompt_text),
-        }
-        message = await bounded_call(provider.call(body), provider.timeout, "anthropic", translate)
+        system = self.history.system_text(self.system_prompt)
+        messages = [_message(entry) for entry in self.history.messages(prompt_text)]
+        message = await bounded_call(provider.call(system, messages), provider.timeout, "anthropic", translate)
         if message.stop_reason is None:
             # A stream that closed before `message_delta`/`message_stop`: the text may be cut anywhere.
             raise ProviderError("anthropic: stream ended before the reply finished", retryable=True)
@@ -76,10 +81,10 @@ class AnthropicProvider:
     name = "anthropic"
     takes_system_prompt = True
 
-    def __init__(self, settings: Mapping[str, object], *, stream: bool = True) -> None:
+    def __init__(self, settings: Mapping[str, Any], *, stream: bool = True) -> None:
         self.model = str(settings.get("anthropic_model") or "claude-haiku-4-5")
-        self.timeout = float(settings.get("observer_timeout_seconds") or 120)  # type: ignore[arg-type]
-        self.history_turns = int(settings.get("observer_history_turns") or 0)  # type: ignore[call-overload]
+        self.timeout = float(settings.get("observer_timeout_seconds") or 120)
+        self.history_turns = int(settings.get("observer_history_turns") or 0)
         self.stream = stream
         self.key, self.key_source = _api_key(settings)
         self.token = "" if self.key else _auth_token()
@@ -94,12 +99,14 @@ class AnthropicProvider:
                 timeout=self.timeout,
             )
 
-    async def call(self, request: dict[str, object]) -> anthropic.types.Message:
+    async def call(self, system: str, messages: list[MessageParam]) -> Message:
         if self.client is None:
             raise AuthError("anthropic: no API key (set anthropic_api_key or ANTHROPIC_API_KEY)")
         if not self.stream:
-            return await self.client.messages.create(**request)  # type: ignore[call-overload]
-        async with self.client.messages.stream(**request) as stream:  # type: ignore[arg-type]
+            return await self.client.messages.create(model=self.model, max_tokens=MAX_REPLY_TOKENS, system=system,
+                                                     messages=messages)
+        async with self.client.messages.stream(model=self.model, max_tokens=MAX_REPLY_TOKENS, system=system,
+                                               messages=messages) as stream:
             return await stream.get_final_message()
 
     async def open(self, session_info: SessionInfo) -> AnthropicSession:

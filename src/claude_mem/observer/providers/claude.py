@@ -20,7 +20,7 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from claude_agent_sdk import (
@@ -216,12 +216,12 @@ class ClaudeProvider:
     name = "claude"
     takes_system_prompt = True
 
-    def __init__(self, settings: Mapping[str, object], *, env: Mapping[str, str] | None = None,
+    def __init__(self, settings: Mapping[str, Any], *, env: Mapping[str, str] | None = None,
                  idle_seconds: float = 600.0) -> None:
         self.model = str(settings.get("claude_model") or "claude-haiku-4-5")
         self.cli_path = str(settings.get("cli_path") or "")
-        self.max_observers = max(1, int(settings.get("max_observers") or 1))  # type: ignore[call-overload]
-        self.timeout = float(settings.get("observer_timeout_seconds") or 120)  # type: ignore[arg-type]
+        self.max_observers = max(1, int(settings.get("max_observers") or 1))
+        self.timeout = float(settings.get("observer_timeout_seconds") or 120)
         self.workdir = os.path.join(str(settings.get("data_dir") or os.path.expanduser("~/.claude-mem-py")), "observer")
         self.extra_env = dict(env or {})
         self.idle_seconds = idle_seconds
@@ -250,7 +250,7 @@ class ClaudeProvider:
         return [s for s in self.sessions if s.actor is not None]
 
     @contextlib.asynccontextmanager
-    async def slot(self, session: ClaudeObserverSession):  # type: ignore[no-untyped-def]
+    async def slot(self, session: ClaudeObserverSession) -> AsyncIterator[None]:
         """Hold a live CLI child for `session` for one turn, evicting the LRU idle child if needed."""
         async with self.changed:
             await self._close_idle()

@@ -8,8 +8,10 @@ bounded by `observer_timeout_seconds`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletionMessageParam
 
 from ..prompts import system_prompt_for
 from ..provider import Health, ObserverRequest, ProviderError, Reply, SessionInfo
@@ -19,6 +21,13 @@ from .history import BoundedHistory
 MAX_REPLY_TOKENS = 4096
 # Local servers accept any key; the SDK refuses to start without one.
 NO_KEY = "not-needed"
+
+
+def _message(entry: Mapping[str, str]) -> ChatCompletionMessageParam:
+    """A message of the bounded history as the Chat Completions API takes it."""
+    if entry["role"] == "assistant":
+        return {"role": "assistant", "content": entry["content"]}
+    return {"role": "user", "content": entry["content"]}
 
 
 def translate(exc: Exception) -> ProviderError:
@@ -35,8 +44,9 @@ class OpenAISession:
     async def send(self, request: ObserverRequest) -> Reply:
         prompt_text = request.text
         provider = self.provider
-        messages = [{"role": "system", "content": self.history.system_text(self.system_prompt)}]
-        messages += self.history.messages(prompt_text)
+        messages: list[ChatCompletionMessageParam] = [
+            {"role": "system", "content": self.history.system_text(self.system_prompt)}]
+        messages += [_message(entry) for entry in self.history.messages(prompt_text)]
         text, input_tokens, output_tokens = await bounded_call(
             provider.call(messages), provider.timeout, "openai", translate
         )
@@ -53,11 +63,11 @@ class OpenAIProvider:
     name = "openai"
     takes_system_prompt = True
 
-    def __init__(self, settings: Mapping[str, object], *, stream: bool = True) -> None:
+    def __init__(self, settings: Mapping[str, Any], *, stream: bool = True) -> None:
         self.model = str(settings.get("openai_model") or "llama3.1")
         self.base_url = str(settings.get("openai_base_url") or "http://127.0.0.1:11434/v1")
-        self.timeout = float(settings.get("observer_timeout_seconds") or 120)  # type: ignore[arg-type]
-        self.history_turns = int(settings.get("observer_history_turns") or 0)  # type: ignore[call-overload]
+        self.timeout = float(settings.get("observer_timeout_seconds") or 120)
+        self.history_turns = int(settings.get("observer_history_turns") or 0)
         self.stream = stream
         self.has_key = bool(settings.get("openai_api_key"))
         self.client = openai.AsyncOpenAI(
@@ -67,11 +77,11 @@ class OpenAIProvider:
             timeout=self.timeout,
         )
 
-    async def call(self, messages: list[dict[str, str]]) -> tuple[str, int, int]:
+    async def call(self, messages: list[ChatCompletionMessageParam]) -> tuple[str, int, int]:
         """One completion: (text, input tokens, output tokens)."""
-        common = {"model": self.model, "messages": messages, "max_tokens": MAX_REPLY_TOKENS}
         if not self.stream:
-            completion = await self.client.chat.completions.create(**common)  # type: ignore[call-overload]
+            completion = await self.client.chat.completions.create(model=self.model, messages=messages,
+                                                                   max_tokens=MAX_REPLY_TOKENS)
             if not completion.choices:
                 raise ProviderError("openai: reply without choices", retryable=True)
             usage = completion.usage
@@ -84,7 +94,8 @@ class OpenAIProvider:
         input_tokens = output_tokens = 0
         finished = False
         stream = await self.client.chat.completions.create(
-            **common, stream=True, stream_options={"include_usage": True}  # type: ignore[call-overload]
+            model=self.model, messages=messages, max_tokens=MAX_REPLY_TOKENS, stream=True,
+            stream_options={"include_usage": True},
         )
         async with stream:
             async for chunk in stream:
