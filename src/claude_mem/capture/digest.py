@@ -13,4 +13,5 @@ except ImportError:
 
 
 def sha256_hex(data: bytes) -> str:
-    return _sha256(data).hexdigest()
+    digest: str = _sha256(data).hexdigest()
+    return digest

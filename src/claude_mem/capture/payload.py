@@ -5,11 +5,16 @@ one hook call (`capture.apply_record` writes it; `spool` stores it verbatim when
 busy). Its `kind` is `session_start` or one of the pending_events kinds. Stdlib only.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import time
 
 from claude_mem import privacy
+
+if False:  # for the type checker only: `typing` stays off the hook path
+    from typing import Any
 
 RECORD_VERSION = 1
 
@@ -51,7 +56,7 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int(seconds % 1 * 1000):03d}Z"
 
 
-def decode(raw: bytes) -> dict:
+def decode(raw: bytes) -> dict[str, Any]:
     """Stdin bytes → payload dict, or BadInput."""
     if not raw.strip():
         raise BadInput("empty stdin")
@@ -70,7 +75,8 @@ def decode(raw: bytes) -> dict:
     return payload
 
 
-def _field(payload: dict, name: str, types: tuple, required: bool = False, default: object = None) -> object:
+def _field(payload: dict[str, Any], name: str, types: tuple[type, ...], required: bool = False,
+           default: object = None) -> object:
     value = payload.get(name)
     if value is None:
         if required:
@@ -161,7 +167,7 @@ def cleaned(fields: dict[str, object], limit: int) -> dict[str, object]:
     return result
 
 
-def event_key(session_id: str, kind: str, payload: dict, turn: str | None) -> str:
+def event_key(session_id: str, kind: str, payload: dict[str, object], turn: str | None) -> str:
     """Dedup key (DESIGN §3): the hash of session + kind + payload (+ the turn it belongs to)."""
     from claude_mem.capture.digest import sha256_hex
 
@@ -169,7 +175,7 @@ def event_key(session_id: str, kind: str, payload: dict, turn: str | None) -> st
     return "h:" + sha256_hex(body.encode("utf-8", "replace"))
 
 
-def _turn_marker(payload: dict) -> str | None:
+def _turn_marker(payload: dict[str, Any]) -> str | None:
     """What tells two identical events of different turns apart: `prompt_id` (≥ 2.1), else the
     transcript's size (it grows every turn; a duplicate delivery of one event sees the same size)."""
     prompt_id = payload.get("prompt_id")
@@ -184,7 +190,7 @@ def _turn_marker(payload: dict) -> str | None:
     return None
 
 
-def event_name(hook: str, payload: dict) -> str:
+def event_name(hook: str, payload: dict[str, Any]) -> str:
     """The Claude Code event of `payload`, if `hook` captures it (else Unregistered)."""
     event = payload.get("hook_event_name")
     if event is None:
@@ -196,7 +202,7 @@ def event_name(hook: str, payload: dict) -> str:
     return event
 
 
-def excluded(project: str, cwd: str, globs: list) -> bool:
+def excluded(project: str, cwd: str, globs: list[str]) -> bool:
     """Whether a project (or the cwd inside it) matches one of the `excluded_projects` globs."""
     if not globs:
         return False
@@ -209,7 +215,8 @@ def excluded(project: str, cwd: str, globs: list) -> bool:
     return False
 
 
-def capture_record(hook: str, payload: dict, config: dict, env: dict) -> dict:
+def capture_record(hook: str, payload: dict[str, Any], config: dict[str, Any],
+                   env: dict[str, str]) -> dict[str, Any]:
     """The capture record for one decoded payload under the user's settings: Unregistered for a tool
     in `skip_tools` or a project in `excluded_projects`, BadInput for a payload we cannot store.
 
@@ -231,7 +238,7 @@ def capture_record(hook: str, payload: dict, config: dict, env: dict) -> dict:
     return record
 
 
-def build_record(hook: str, payload: dict, project: str, limit: int) -> dict:
+def build_record(hook: str, payload: dict[str, Any], project: str, limit: int) -> dict[str, Any]:
     """The capture record for one payload, or BadInput / Unregistered."""
     event = event_name(hook, payload)
     session_id = str(_field(payload, "session_id", (str,), required=True))
@@ -248,7 +255,7 @@ def build_record(hook: str, payload: dict, project: str, limit: int) -> dict:
         return record
     fields: dict[str, object]
     if kind == "prompt":
-        raw_prompt = _valid_text(_field(payload, "prompt", (str,), required=True))  # type: ignore[arg-type]
+        raw_prompt = str(_field(payload, "prompt", (str,), required=True))  # a str: `_field` checked it
         fields = {"prompt": raw_prompt}
     elif kind in ("tool", "tool_failure"):
         fields = {"tool_name": _field(payload, "tool_name", (str,), required=True), "tool_input": payload.get("tool_input")}
@@ -268,7 +275,7 @@ def build_record(hook: str, payload: dict, project: str, limit: int) -> dict:
         body["tool_use_id"] = _field(payload, "tool_use_id", (str,))
         body["cwd"] = cwd
         duration = _field(payload, "duration_ms", (int, float))
-        body["duration_ms"] = int(duration) if duration is not None else None  # type: ignore[call-overload]
+        body["duration_ms"] = int(duration) if isinstance(duration, int | float) else None
     record["payload"] = body
     tool_use_id = body.get("tool_use_id")
     if isinstance(tool_use_id, str) and tool_use_id:

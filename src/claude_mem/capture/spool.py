@@ -7,9 +7,14 @@ applies its records in one transaction with dedup by event key, and deletes it a
 leaves either the file or the rows, never neither. Stdlib only.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import time
+
+if False:  # for the type checker only: `typing` stays off the hook path
+    from typing import Any
 
 SPOOL_DIR = "spool"
 SUFFIX = ".jsonl"
@@ -21,7 +26,7 @@ def spool_dir(data_dir: str) -> str:
     return os.path.join(data_dir, SPOOL_DIR)
 
 
-def append(data_dir: str, record: dict) -> str:
+def append(data_dir: str, record: dict[str, Any]) -> str:
     """Durably store `record`; returns the spool file's path."""
     global _sequence
     _sequence += 1
@@ -68,9 +73,10 @@ def pending_files(data_dir: str) -> list[str]:
     )
 
 
-def read_records(path: str) -> tuple[list[dict], int]:
+def read_records(path: str) -> tuple[list[dict[str, Any]], int]:
     """The records in one spool file, and how many lines were damaged (skipped)."""
-    records, damaged = [], 0
+    records: list[dict[str, Any]] = []
+    damaged = 0
     with open(path, "rb") as handle:
         for raw in handle:
             if not raw.strip():

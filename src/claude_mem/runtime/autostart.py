@@ -8,6 +8,8 @@ system python straight from the checkout), that child first builds `<data dir>/v
 the lock held and leave it alone.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 
@@ -17,11 +19,14 @@ from claude_mem.capture import diagnostics
 from claude_mem.runtime import discovery, environment
 from claude_mem.runtime.environment import PACKAGE_PARENT
 
+if False:  # for the type checker only: `typing` stays off the hook path
+    from typing import Any
+
 HEALTH_TIMEOUT = 0.5
 RESTARTED_MARKER = "worker.restarted-for"
 
 
-def ensure_worker(data_dir: str | None = None, values: dict | None = None) -> str:
+def ensure_worker(data_dir: str | None = None, values: dict[str, Any] | None = None) -> str:
     """Make sure a worker of this data dir and version runs or is on its way; never waits for it.
 
     Returns what it found or did: off, running, starting, spawned, bootstrapping, restarting,
@@ -41,7 +46,7 @@ def ensure_worker(data_dir: str | None = None, values: dict | None = None) -> st
     return outcome
 
 
-def _ensure(directory: str, values: dict) -> str:
+def _ensure(directory: str, values: dict[str, Any]) -> str:
     info = discovery.read_info(directory)
     if info is not None and discovery.pid_alive(info["pid"]):
         health = discovery.probe_health(info["port"], timeout=HEALTH_TIMEOUT)
@@ -52,7 +57,7 @@ def _ensure(directory: str, values: dict) -> str:
     return _spawn(directory, values)
 
 
-def _restart_once(directory: str, values: dict, info: dict, running_version: str) -> str:
+def _restart_once(directory: str, values: dict[str, Any], info: dict[str, Any], running_version: str) -> str:
     """Replace a worker of another version, once per version of ours (no restart loop if the
     replacement still reports another version, e.g. an old venv)."""
     marker = os.path.join(directory, RESTARTED_MARKER)
@@ -82,7 +87,7 @@ def _restart_once(directory: str, values: dict, info: dict, running_version: str
     return "restarting (worker %s, hooks %s)" % (running_version, __version__)
 
 
-def _spawn(directory: str, values: dict) -> str:
+def _spawn(directory: str, values: dict[str, Any]) -> str:
     fd = discovery.try_lock(directory)
     if fd is None:
         return "starting"  # a worker (or its venv build) holds the lock
@@ -99,7 +104,8 @@ def _spawn(directory: str, values: dict) -> str:
         os.close(fd)
 
 
-def _worker_command(directory: str, values: dict, fd: int | None = None) -> tuple | None:
+def _worker_command(directory: str, values: dict[str, Any],
+                    fd: int | None = None) -> tuple[list[str], str | None] | None:
     """(argv, PYTHONPATH) of a worker this machine can run now, or None when a venv must be built."""
     from claude_mem.runtime import launch
 
@@ -111,7 +117,7 @@ def _worker_command(directory: str, values: dict, fd: int | None = None) -> tupl
     return None
 
 
-def _bootstrap(directory: str, values: dict, fd: int) -> str:
+def _bootstrap(directory: str, values: dict[str, Any], fd: int) -> str:
     if environment.recently_failed(directory):
         return "venv build failed recently; see %s" % environment.BUILD_LOG
     from claude_mem.runtime import launch

@@ -170,4 +170,4 @@ def restart(data_dir: str | None = None) -> tuple[WorkerState, bool]:
 
 
 def version_matches(current: WorkerState) -> bool:
-    return bool(current.health) and current.health.get("version") == __version__  # type: ignore[union-attr]
+    return current.health is not None and current.health.get("version") == __version__

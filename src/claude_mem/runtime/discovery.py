@@ -3,12 +3,18 @@
 Stdlib only and import-light: the session-start and user-prompt hooks use it on every call.
 """
 
+from __future__ import annotations
+
 import json
 import os
 
 from claude_mem.paths import RECOVERY_FILENAME
 from claude_mem.paths import WORKER_INFO as INFO_FILENAME
 from claude_mem.paths import WORKER_LOCK as LOCK_FILENAME
+
+if False:  # for the type checker only: `typing` stays off the hook path
+    from collections.abc import Mapping
+    from typing import Any
 
 
 def info_path(data_dir: str) -> str:
@@ -19,7 +25,7 @@ def lock_path(data_dir: str) -> str:
     return os.path.join(data_dir, LOCK_FILENAME)
 
 
-def read_info(data_dir: str) -> dict | None:
+def read_info(data_dir: str) -> dict[str, Any] | None:
     """The worker.json dict, or None when missing or unreadable."""
     try:
         with open(info_path(data_dir), encoding="utf-8") as handle:
@@ -31,7 +37,7 @@ def read_info(data_dir: str) -> dict | None:
     return info
 
 
-def write_json(path: str, value: dict) -> None:
+def write_json(path: str, value: Mapping[str, object]) -> None:
     """Write `value` as JSON to `path` atomically (readers never see half a file)."""
     temp = "%s.%d.tmp" % (path, os.getpid())
     with open(temp, "w", encoding="utf-8") as handle:
@@ -40,7 +46,7 @@ def write_json(path: str, value: dict) -> None:
     os.replace(temp, path)
 
 
-def write_info(data_dir: str, info: dict) -> None:
+def write_info(data_dir: str, info: Mapping[str, object]) -> None:
     """Write worker.json atomically."""
     write_json(info_path(data_dir), info)
 
@@ -97,12 +103,12 @@ def lock_held(data_dir: str) -> bool:
     return False
 
 
-def probe_health(port: int, timeout: float = 0.5) -> dict | None:
+def probe_health(port: int, timeout: float = 0.5) -> dict[str, Any] | None:
     """GET /health on 127.0.0.1:port; the decoded JSON, or None on any failure."""
     return request_json(port, "GET", "/health", None, timeout)
 
 
-def request_json(port: int, method: str, path: str, body: object, timeout: float) -> dict | None:
+def request_json(port: int, method: str, path: str, body: object, timeout: float) -> dict[str, Any] | None:
     """One JSON request to the worker on 127.0.0.1:port; the decoded 200 answer, or None on any failure.
 
     A raw HTTP/1.0 exchange over a socket: `http.client` would cost the hook ~10 ms of imports.
@@ -116,7 +122,7 @@ def request_json(port: int, method: str, path: str, body: object, timeout: float
     head = "%s %s HTTP/1.0\r\nHost: 127.0.0.1:%d\r\nAccept: application/json\r\n" % (method, path, port)
     if body is not None:
         head += "Content-Type: application/json\r\nContent-Length: %d\r\n" % len(payload)
-    chunks = []
+    chunks: list[bytes] = []
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as conn:
             conn.sendall(head.encode() + b"\r\n" + payload)
@@ -141,7 +147,7 @@ def request_json(port: int, method: str, path: str, body: object, timeout: float
     return value if isinstance(value, dict) else None
 
 
-def read_recovery(data_dir: str) -> dict | None:
+def read_recovery(data_dir: str) -> dict[str, Any] | None:
     """The last automatic database recovery (recovery.json), or None."""
     try:
         with open(os.path.join(data_dir, RECOVERY_FILENAME), encoding="utf-8") as handle:

@@ -16,6 +16,8 @@ estimates), so the session-start message, `status` and `doctor` can say what is 
 output goes to `logs/venv-build.log`. Stdlib only: hooks import this module.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys
@@ -25,6 +27,9 @@ from claude_mem import __version__
 from claude_mem.capture import diagnostics
 from claude_mem.domain import utc_stamp
 from claude_mem.runtime import discovery
+
+if False:  # for the type checker only: `typing` stays off the hook path
+    from typing import Any
 
 VENV_DIRNAME = "venv"
 VENV_MARKER = ".claude-mem-version"
@@ -101,7 +106,7 @@ def progress_path(directory: str) -> str:
     return os.path.join(directory, PROGRESS_FILE)
 
 
-def read_progress(directory: str) -> dict:
+def read_progress(directory: str) -> dict[str, Any]:
     try:
         with open(progress_path(directory), encoding="utf-8") as handle:
             found = json.load(handle)
@@ -110,11 +115,11 @@ def read_progress(directory: str) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def _write_progress(directory: str, progress: dict) -> None:
+def _write_progress(directory: str, progress: dict[str, Any]) -> None:
     discovery.write_json(progress_path(directory), progress)
 
 
-def state(directory: str, now: float | None = None) -> dict:
+def state(directory: str, now: float | None = None) -> dict[str, Any]:
     """What is true of the venv now, for messages: {state, stage, label, elapsed, remaining, error,
     tools, log}. `state` is ready, building, failed, interrupted or absent."""
     now = time.time() if now is None else now
@@ -146,13 +151,13 @@ def _number(value: object, default: float) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
-def _expected_seconds(progress: dict) -> dict[str, float]:
+def _expected_seconds(progress: dict[str, Any]) -> dict[str, float]:
     last = progress.get("last_seconds")
     last = last if isinstance(last, dict) else {}
     return {name: _number(last.get(name), float(DEFAULT_SECONDS[name])) for name in STAGES}
 
 
-def describe(found: dict) -> str:
+def describe(found: dict[str, Any]) -> str:
     """One line for people: what the environment is doing, or the problem and where to look."""
     if found["state"] == "ready":
         return "built"
@@ -227,7 +232,7 @@ def build(directory: str) -> bool:
     last = read_progress(directory).get("last_seconds")
     seconds: dict[str, float] = {}
     started = time.time()
-    progress: dict = {"pid": os.getpid(), "started": started, "version": venv_stamp(), "source": CHECKOUT,
+    progress: dict[str, Any] = {"pid": os.getpid(), "started": started, "version": venv_stamp(), "source": CHECKOUT,
                       "seconds": seconds, "last_seconds": last if isinstance(last, dict) else {}}
     os.makedirs(os.path.join(directory, "logs"), mode=0o700, exist_ok=True)
     diagnostics.log(directory, "autostart", "building %s from %s (a minute or two)" % (target, CHECKOUT))
@@ -290,7 +295,7 @@ def _tail(directory: str, limit: int = 600) -> str:
     return " ".join(useful[-3:])[-limit:]
 
 
-def _failed(directory: str, progress: dict, stage: str, error: str) -> bool:
+def _failed(directory: str, progress: dict[str, Any], stage: str, error: str) -> bool:
     progress.update(stage=stage, error=error, failed=time.time())
     try:
         _write_progress(directory, progress)

@@ -5,8 +5,13 @@ its whole life: between "no worker is running" and "the new worker runs" the loc
 concurrent starters cannot both spawn one.
 """
 
+from __future__ import annotations
+
 import os
 import subprocess
+
+if False:  # for the type checker only: `typing` stays off the hook path
+    from collections.abc import Mapping
 
 # Variables tied to the Claude Code session that ran the hook; the worker outlives that session.
 SESSION_VARS = (
@@ -16,10 +21,11 @@ SESSION_VARS = (
 )
 
 
-def scrubbed_env(environ: dict, anthropic_base_url: str = "", pythonpath: str | None = None) -> dict:
+def scrubbed_env(environ: Mapping[str, str], anthropic_base_url: str = "",
+                 pythonpath: str | None = None) -> dict[str, str]:
     """A copy of `environ` without Claude Code's session variables, plugin variables, or an inherited
     ANTHROPIC_BASE_URL (a worker must not follow a session's proxy unless claude-mem is told to)."""
-    env = {}
+    env: dict[str, str] = {}
     for name, value in environ.items():
         if name in SESSION_VARS or name.startswith("CLAUDE_PLUGIN_") or name == "ANTHROPIC_BASE_URL":
             continue
@@ -36,7 +42,7 @@ def stderr_log_path(data_dir: str) -> str:
     return os.path.join(data_dir, "logs", "worker-stderr.log")
 
 
-def spawn(argv: list, data_dir: str, env: dict, pass_fd: int | None = None) -> int:
+def spawn(argv: list[str], data_dir: str, env: Mapping[str, str], pass_fd: int | None = None) -> int:
     """Start `argv` detached: its own session, stdin/stdout on /dev/null, stderr appended to the
     worker's stderr log, no other inherited fd, cwd the data dir. Returns the child's pid."""
     os.makedirs(os.path.join(data_dir, "logs"), mode=0o700, exist_ok=True)
@@ -49,7 +55,7 @@ def spawn(argv: list, data_dir: str, env: dict, pass_fd: int | None = None) -> i
     return child.pid
 
 
-def worker_argv(python: str, lock_fd: int | None = None) -> list:
+def worker_argv(python: str, lock_fd: int | None = None) -> list[str]:
     argv = [python, "-m", "claude_mem.worker"]
     if lock_fd is not None:
         argv += ["--lock-fd", str(lock_fd)]
