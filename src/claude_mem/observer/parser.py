@@ -140,28 +140,20 @@ def _blocks(text: str) -> list[tuple[str, str]]:
 
 
 def _observation(body: str, problems: list[str]) -> ParsedObservation | None:
-    def get(name: str) -> str | None:
-        return _raw_field(body, name, OBSERVATION_FIELDS)
-
-    title = _clean(get("title") or "", TITLE_MAX, one_line=True)
-    narrative = _clean(get("narrative") or "", NARRATIVE_MAX, one_line=False)
+    raw = {name: _raw_field(body, name, OBSERVATION_FIELDS) for name in OBSERVATION_FIELDS}
+    title = _clean(raw["title"] or "", TITLE_MAX, one_line=True)
+    narrative = _clean(raw["narrative"] or "", NARRATIVE_MAX, one_line=False)
     if not title or not narrative:
         problems.append(f"dropped an observation without {'title' if not title else 'narrative'}")
         return None
-    raw_type = _clean(get("type") or "", 100, one_line=True)
+    raw_type = _clean(raw["type"] or "", 100, one_line=True)
     kind = normalise_type(raw_type) or "change"
     if raw_type.lower() != kind:
         problems.append(f"observation type {raw_type!r} normalised to {kind!r}")
-    return ParsedObservation(
-        type=kind,
-        title=title,
-        narrative=narrative,
-        subtitle=_clean(get("subtitle") or "", TITLE_MAX, one_line=True),
-        facts=_items(get("facts"), "fact"),
-        concepts=tuple(c.lower() for c in _items(get("concepts"), "concept")),
-        files_read=_items(get("files_read"), "file"),
-        files_modified=_items(get("files_modified"), "file"),
-    )
+    lists = {name: _items(raw[name], LIST_ITEM[name]) for name in OBSERVATION_FIELDS if name in LIST_ITEM}
+    lists["concepts"] = tuple(concept.lower() for concept in lists["concepts"])
+    return ParsedObservation(type=kind, title=title, narrative=narrative,
+                             subtitle=_clean(raw["subtitle"] or "", TITLE_MAX, one_line=True), **lists)
 
 
 def _summary(body: str) -> ParsedSummary | None:

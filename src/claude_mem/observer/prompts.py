@@ -14,7 +14,9 @@ import dataclasses
 import time
 from collections.abc import Sequence
 
+from claude_mem.domain import OBSERVATION_TYPES
 from claude_mem.observer.events import PendingEvent, RenderedEvent, rendered_event
+from claude_mem.observer.parser import LIST_ITEM, OBSERVATION_FIELDS, SUMMARY_FIELDS
 from claude_mem.observer.provider import PROMPT_HEADER, ObserverRequest, SessionInfo, TurnEnd
 
 __all__ = [
@@ -42,33 +44,45 @@ without telling what it showed; restatements of the user's request; your own pla
 anything about this observer conversation; secrets, tokens or credentials (write [redacted]).
 Use paths relative to the project root. Never invent events that are not listed."""
 
-CONTRACT = """\
+# What each tag of a reply asks for. The tags are the parser's (an observation's and a summary's
+# content columns); a list field holds item tags (`LIST_ITEM`), each asking for one value.
+FIELD_ASKS = {
+    "type": "|".join(OBSERVATION_TYPES),
+    "title": "one line naming the thing and the outcome",
+    "subtitle": "optional one line of context",
+    "narrative": "1-5 sentences: what and why, specific enough to act on later",
+    "request": "what the user asked for, in one sentence",
+    "investigated": "what was looked at",
+    "learned": "what was learned about the code or the problem",
+    "completed": "what was done, with its outcome",
+    "next_steps": 'what is left, or "none"',
+    "notes": "anything else worth remembering",
+}
+ITEM_ASKS = {
+    "fact": "a concrete, checkable fact",
+    "concept": "how-it-works|why-it-exists|what-changed|problem-solution|gotcha|pattern|trade-off",
+    "file": "path",
+}
+
+
+def block_format(kind: str, fields: Sequence[str]) -> str:
+    """The format of one `<observation>` or `<summary>` block: each field's tag with what it asks for."""
+    lines = [f"<{kind}>"]
+    for name in fields:
+        item = LIST_ITEM.get(name)
+        ask = f"<{item}>{ITEM_ASKS[item]}</{item}>..." if item else FIELD_ASKS[name]
+        lines.append(f"  <{name}>{ask}</{name}>")
+    return "\n".join([*lines, f"</{kind}>"])
+
+
+CONTRACT = f"""\
 Answer ONLY with blocks in this format (no other markup; prose around the blocks is ignored):
 
-<observation>
-  <type>bugfix|feature|refactor|change|discovery|decision</type>
-  <title>one line naming the thing and the outcome</title>
-  <subtitle>optional one line of context</subtitle>
-  <narrative>1-5 sentences: what and why, specific enough to act on later</narrative>
-  <facts><fact>a concrete, checkable fact</fact>...</facts>
-  <concepts><concept>how-it-works|why-it-exists|what-changed|problem-solution|gotcha|pattern|trade-off</concept>...</concepts>
-  <files_read><file>path</file>...</files_read>
-  <files_modified><file>path</file>...</files_modified>
-</observation>
+{block_format("observation", OBSERVATION_FIELDS)}
 
 If nothing in a batch is worth keeping, answer exactly <skip/>."""
 
-SUMMARY_FORMAT = """\
-<summary>
-  <request>what the user asked for, in one sentence</request>
-  <investigated>what was looked at</investigated>
-  <learned>what was learned about the code or the problem</learned>
-  <completed>what was done, with its outcome</completed>
-  <next_steps>what is left, or "none"</next_steps>
-  <files_read><file>path</file>...</files_read>
-  <files_edited><file>path</file>...</files_edited>
-  <notes>anything else worth remembering</notes>
-</summary>"""
+SUMMARY_FORMAT = block_format("summary", SUMMARY_FIELDS)
 
 LANGUAGE_CHARS = 40
 LANGUAGE_RULE = ("Write the title, subtitle, narrative, facts and every summary field in {language}. Keep the tags,"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from claude_mem import settings as settings_module
+from claude_mem import store
 from claude_mem.domain import EVENT_STATUSES
 from claude_mem.store import db, queue
 
@@ -16,15 +17,14 @@ def observer_report(data_dir: str) -> dict[str, object]:
         "next_retry_at": None,
         "recent_failures": [],
     }
-    conn = db.connect_readonly(db.db_path(data_dir))
-    if conn is None:
-        return report
     try:
+        conn = store.open(data_dir, readonly=True)
+    except store.NoDatabase:
+        return report
+    with conn:
         if db.schema_version(conn) < 1:
             return report
         report["queue"] = queue.queue_counts(conn)
         report["next_retry_at"] = queue.next_retry_at(conn)
         report["recent_failures"] = queue.recent_failures(conn, 3)
-    finally:
-        conn.close()
     return report

@@ -27,7 +27,6 @@ from claude_mem.runtime import discovery
 from claude_mem.store import Store
 from claude_mem.store import context as store_context
 from claude_mem.store import projects as store_projects
-from claude_mem.store.db import HOOK_BUSY_MS
 
 if False:  # for the type checker only: `typing` stays off the hook path
     from typing import Any
@@ -142,7 +141,7 @@ def _search_here(conn: Store | None, data_dir: str, project: str, prompt: str, s
                  limit: int) -> list[dict[str, Any]]:
     """`keyword_matches` in this process, on `conn` or a read-only connection of its own."""
     try:
-        reader = conn if conn is not None else store.open(data_dir, readonly=True, busy_timeout_ms=HOOK_BUSY_MS)
+        reader = conn if conn is not None else store.open(data_dir, readonly=True, busy_timeout_ms=store.HOOK_BUSY_MS)
     except store.NoDatabase:
         return []
     try:
