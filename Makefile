@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py
 
-# The gates: a linter and a type checker, clean on src/ (and the linter on tests/ and bench/).
+# The gates: a linter and a strict type checker, clean on src/ (and the linter on tests/ and bench/).
 check: $(STAMP)
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/mypy
