@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from claude_mem.observer.parser import ParsedObservation, ParsedSummary
+from claude_mem.observer.parser import LIST_ITEM, OBSERVATION_FIELDS, SUMMARY_FIELDS, ParsedObservation, ParsedSummary
 
 
 def esc(text: str) -> str:
@@ -16,23 +16,24 @@ def _items(tag: str, item: str, values: Iterable[str]) -> str:
     return f"  <{tag}>{inner}</{tag}>\n"
 
 
+def _block(kind: str, parsed: ParsedObservation | ParsedSummary, fields: tuple[str, ...]) -> str:
+    """`<kind>` with one tag per field in contract order; an empty optional text (a subtitle) is left out."""
+    out = f"<{kind}>\n"
+    for name in fields:
+        value = getattr(parsed, name)
+        if name in LIST_ITEM:
+            out += _items(name, LIST_ITEM[name], value)
+        elif value or name != "subtitle":
+            out += f"  <{name}>{esc(value)}</{name}>\n"
+    return out + f"</{kind}>"
+
+
 def observation_xml(obs: ParsedObservation) -> str:
-    out = "<observation>\n"
-    out += f"  <type>{esc(obs.type)}</type>\n  <title>{esc(obs.title)}</title>\n"
-    if obs.subtitle:
-        out += f"  <subtitle>{esc(obs.subtitle)}</subtitle>\n"
-    out += f"  <narrative>{esc(obs.narrative)}</narrative>\n"
-    out += _items("facts", "fact", obs.facts) + _items("concepts", "concept", obs.concepts)
-    out += _items("files_read", "file", obs.files_read) + _items("files_modified", "file", obs.files_modified)
-    return out + "</observation>"
+    return _block("observation", obs, OBSERVATION_FIELDS)
 
 
 def summary_xml(summary: ParsedSummary) -> str:
-    out = "<summary>\n"
-    for name in ("request", "investigated", "learned", "completed", "next_steps"):
-        out += f"  <{name}>{esc(getattr(summary, name))}</{name}>\n"
-    out += _items("files_read", "file", summary.files_read) + _items("files_edited", "file", summary.files_edited)
-    return out + f"  <notes>{esc(summary.notes)}</notes>\n</summary>"
+    return _block("summary", summary, SUMMARY_FIELDS)
 
 
 def reply_xml(observations: Iterable[ParsedObservation], summary: ParsedSummary | None) -> str:
