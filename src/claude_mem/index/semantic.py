@@ -21,6 +21,7 @@ from claude_mem.index.keyword import KeywordIndex
 from claude_mem.index.query import SearchQuery
 from claude_mem.store import Store, vectors
 from claude_mem.store import search as repository
+from claude_mem.store.rows import SearchHit
 from claude_mem.store.search import SearchFilters
 
 if TYPE_CHECKING:
@@ -139,13 +140,13 @@ def _page(conn: Store, query: SearchQuery, ranked: list[tuple[int, float]], tota
     wanted = ranked if query.order != "relevance" else ranked[query.offset:query.offset + query.limit]
     hits = repository.observations_by_id(conn, [row_id for row_id, _score in wanted])
     similar = cosines.of([row_id for row_id, _score in wanted]) if query.order == "relevance" else {}
-    items = [{**hits[row_id], "score": round(score, 4), "cosine": round(similar.get(row_id, 0.0), 4)}
-             for row_id, score in wanted if row_id in hits]
+    items: list[SearchHit] = [{**hits[row_id], "score": round(score, 4), "cosine": round(similar.get(row_id, 0.0), 4)}
+                              for row_id, score in wanted if row_id in hits]
     if query.order != "relevance":
         items.sort(key=lambda hit: (hit["created_at"], hit["id"]), reverse=query.order == "newest")
         items = items[query.offset:query.offset + query.limit]
-        similar = cosines.of([int(hit["id"]) for hit in items])
-        items = [{**hit, "cosine": round(similar.get(int(hit["id"]), 0.0), 4)} for hit in items]
+        similar = cosines.of([hit["id"] for hit in items])
+        items = [{**hit, "cosine": round(similar.get(hit["id"], 0.0), 4)} for hit in items]
     return SearchResult(items=items, total=total, match=match)
 
 

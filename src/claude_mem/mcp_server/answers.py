@@ -8,7 +8,7 @@ text of a memory comes from `observations_text`, for the ids the model picked.
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from claude_mem.domain import ref
@@ -47,7 +47,7 @@ def _name(names: dict[str, str], key: str | None) -> str:
     return "project " + clean(names.get(key) or os.path.basename(key.rstrip("/")) or key, 80)
 
 
-def _ids_hint(items: list[dict[str, Any]]) -> str:
+def _ids_hint(items: Sequence[Mapping[str, Any]]) -> str:
     """`[12, 9, "S3"]`: the ids as get_observations takes them."""
     refs: list[int | str] = [item["id"] if item["kind"] == "observation" else item["ref"] for item in items]
     return json.dumps(list(dict.fromkeys(refs)))

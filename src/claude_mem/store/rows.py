@@ -12,7 +12,7 @@ import dataclasses
 import json
 import typing
 from collections.abc import Iterable, Mapping
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from claude_mem.store.models import ParsedObservation, ParsedSummary
 
@@ -104,27 +104,25 @@ class SessionRow(TypedDict):
     team_rev: int | None
 
 
-class SearchHit(TypedDict, total=False):
-    """One search result: an observation's, summary's or prompt's display fields plus where it ranked.
-
-    Always present: kind, ref, id, project, created_at, title; the rest depends on the kind."""
+class SearchHit(TypedDict):
+    """One search result, the same keys for every kind (what the HTTP API, CLI and MCP print): an
+    observation's, summary's (title: its request) or prompt's (title: its text) display fields and
+    its rank — `score` is BM25, lower is better, 0.0 in a listing. An observation's hit names its
+    `author` (team memory); search by meaning adds its `cosine`."""
 
     kind: str
-    ref: str
     id: int
-    project: str
+    ref: str
     created_at: str
-    title: str
+    project: str
     type: str
+    title: str
     subtitle: str | None
-    session_id: int | None
-    prompt_number: int | None
-    author: str | None
-    score: float
     snippet: str
-
-
-Row = ObservationRow | SummaryRow | PromptRow | SessionRow
+    score: float
+    session_id: int | None
+    author: NotRequired[str | None]
+    cosine: NotRequired[float]
 
 
 def columns(row_type: type) -> tuple[str, ...]:

@@ -8,18 +8,16 @@ store's format; validation, merging the kinds and paging stay in `index`.
 
 import sqlite3
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from claude_mem.store.context import OBSERVATION_WEIGHTS
 from claude_mem.store.memory import MAX_ROW_ID
+from claude_mem.store.rows import SearchHit
 
 SUMMARY_WEIGHTS = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0"
 
 
-# A search result row, the same keys for every kind (what the HTTP API, CLI and MCP print): kind, id,
-# ref (`#12`, `S3`, `P7`), created_at, project, type, title, subtitle, snippet, score (BM25, lower
-# is better; 0.0 in a listing), session_id.
-Hit = dict[str, Any]
+Hit = SearchHit
 # A timeline row: kind, id, ref, created_at, project, type, title, subtitle, session_id (and
 # `anchor`, set by the caller that knows the anchor).
 TimelineRow = dict[str, Any]
@@ -60,7 +58,7 @@ def _order_sql(order: str, score: str, created: str) -> str:
 
 def _hits(cursor: sqlite3.Cursor) -> list[Hit]:
     names = [column[0] for column in cursor.description]
-    return [dict(zip(names, row)) for row in cursor]
+    return [cast(Hit, dict(zip(names, row))) for row in cursor]
 
 
 # -- observations -------------------------------------------------------------------------------------
