@@ -34,6 +34,15 @@ export function notice(message) {
   notice.timer = setTimeout(() => { node.hidden = true; }, 8000);
 }
 
+// At most one call per `ms`, and always one after the last request: a burst of rows (an import)
+// refreshes a few times as it goes, never waits for the burst to end.
+export function coalesce(fn, ms) {
+  let timer = null;
+  return (...args) => {
+    if (timer === null) timer = setTimeout(() => { timer = null; fn(...args); }, ms);
+  };
+}
+
 export function debounce(fn, ms) {
   let timer;
   return (...args) => { clearTimeout(timer); timer = setTimeout(() => fn(...args), ms); };

@@ -1,5 +1,5 @@
 // The worker's state beside the feed: observer health, queue counts, failed events, project totals.
-import { $, api, debounce, notice, plural } from "./api.js";
+import { $, api, coalesce, notice, plural } from "./api.js";
 import * as render from "./render.js";
 import { filters, names, projectName } from "./state.js";
 
@@ -107,10 +107,10 @@ export async function refreshTeam() {
   select.hidden = authors.length === 0;
 }
 
-export const refreshProjects = debounce(() => {
+export const refreshProjects = coalesce(() => {
   refreshProjectsNow().catch(() => {});
   refreshTeam().catch(() => {});
-}, 1500);
+}, 300);
 
 export function setConnected(connected) {
   $("banner").hidden = connected;
