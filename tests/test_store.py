@@ -40,6 +40,7 @@ EXPECTED_TABLES = {
     "counters": ["name", "value"],
     "late_catches": ["id", "caught_at", "row_kind", "row_id", "detail"],
     "changes": ["seq", "kind", "op", "row_id", "session"],
+    "observation_files": ["observation_id", "path", "size", "mtime_ns", "hash", "commit_sha"],
 }
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {

@@ -455,8 +455,28 @@ def m010_changes(conn: sqlite3.Connection) -> None:
     )
 
 
+def m011_observation_files(conn: sqlite3.Connection) -> None:
+    """The files an observation is about, as they were when it was made (issue 26): path relative to
+    the project root, size, mtime, git blob hash (NULL when not hashed: too large, unreadable, gone) and
+    the repository's HEAD commit then. Freshness compares them with the working tree at read time."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE observation_files (
+            observation_id INTEGER NOT NULL REFERENCES observations (id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            size INTEGER,
+            mtime_ns INTEGER,
+            hash TEXT,
+            commit_sha TEXT,
+            PRIMARY KEY (observation_id, path)
+        ) WITHOUT ROWID;
+        """,
+    )
+
+
 MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects,
-              m008_team, m009_caught_late, m010_changes]
+              m008_team, m009_caught_late, m010_changes, m011_observation_files]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 
