@@ -22,13 +22,13 @@ EXPECTED_TABLES = {
     "observations": [
         "id", "session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts",
         "files_read", "files_modified", "prompt_number", "content_hash", "input_tokens", "output_tokens",
-        "fetch_count", "created_at", "uid", "author", "device", "team_rev",
+        "fetch_count", "created_at", "uid", "author", "device", "team_rev", "processed_at",
     ],
     "observation_sources": ["observation_id", "event_id"],
     "summaries": [
         "id", "session_id", "project", "event_id", "prompt_number", "request", "investigated", "learned",
         "completed", "next_steps", "files_read", "files_edited", "notes", "input_tokens", "output_tokens",
-        "created_at", "uid", "author", "device", "team_rev",
+        "created_at", "uid", "author", "device", "team_rev", "processed_at",
     ],
     "vectors": ["kind", "row_id", "model", "vector"],
     "shown": ["session_id", "observation_id"],

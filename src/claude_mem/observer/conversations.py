@@ -35,8 +35,9 @@ class Conversations:
         self.limit = max(1, limit)
         self.open: OrderedDict[str, Conversation] = OrderedDict()
 
-    async def get(self, info: SessionInfo) -> Conversation:
-        """The open conversation for `info.content_session_id`, opening it (and closing the LRU) if needed."""
+    async def get(self, info: SessionInfo, date: str = "") -> Conversation:
+        """The open conversation for `info.content_session_id`, opening it (and closing the LRU) if needed;
+        `date` is the day the events it opens with happened (default today, UTC)."""
         key = info.content_session_id
         if key in self.open:
             self.open.move_to_end(key)
@@ -44,7 +45,7 @@ class Conversations:
         while len(self.open) >= self.limit:
             oldest = next(iter(self.open))
             await self.close(oldest)
-        date = time.strftime("%Y-%m-%d", time.gmtime())
+        date = date or time.strftime("%Y-%m-%d", time.gmtime())
         info = prompts.with_system_prompt(info, date)
         opening = "" if self.provider.takes_system_prompt else info.system_prompt
         session = await self.provider.open(info)

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from claude_mem.domain import utc_stamp
+from claude_mem.domain import iso, utc_stamp
 from claude_mem.observer import prompts
 from claude_mem.observer.conversations import Conversation, Conversations
 from claude_mem.observer.parser import ParsedReply, parse
@@ -211,14 +211,15 @@ class Pipeline:
 
     async def _ask(self, batch: Batch, observed: list[PendingEvent], summarize: PendingEvent | None) -> Answer:
         info = await self.db(_session_info, batch, str(self.settings.get("observer_language") or "English"))
-        conversation = await self.conversations.get(info)
+        day = results.event_time(batch, iso())[:10]  # the events' own day: an import of September is September
+        conversation = await self.conversations.get(info, day)
         turn_end = None
         if summarize is not None:
             request = await self.db(results.turn_request, batch.session_id, summarize.prompt_number)
             turn_end = TurnEnd(request=request,
                                last_assistant_message=str(summarize.payload.get("last_assistant_message") or ""))
         reply = await self._send(conversation, prompts.turn_request(
-            observed, root=batch.project, opening=conversation.opening, turn_end=turn_end))
+            observed, root=batch.project, opening=conversation.opening, turn_end=turn_end, date=day))
         conversation.opening = ""
         parsed = parse(reply.text)
         if not parsed.ok:

@@ -116,7 +116,8 @@ def session_context(info: SessionInfo, date: str) -> str:
 
 
 def system_prompt(info: SessionInfo, date: str | None = None) -> str:
-    """Standing instructions, then the session's context (`date` defaults to today, UTC)."""
+    """Standing instructions, then the session's context (`date`: the day its events happened; default
+    today, UTC)."""
     date = date or time.strftime("%Y-%m-%d", time.gmtime())
     return f"{instructions()}\n\n{session_context(info, date)}"
 
@@ -139,9 +140,10 @@ def render_batch(events: Sequence[RenderedEvent]) -> str:
     return "\n".join(event.text for event in events)
 
 
-def _batch_section(events: Sequence[RenderedEvent]) -> str:
+def _batch_section(events: Sequence[RenderedEvent], date: str = "") -> str:
+    when = f", from {date}" if date else ""
     return (
-        "New events in the session (oldest first):\n\n"
+        f"New events in the session (oldest first{when}):\n\n"
         f"{render_batch(events)}\n\n"
         "Write observations for what is worth keeping in these events, or <skip/>."
     )
@@ -155,12 +157,14 @@ def _turn_facts(turn: TurnEnd) -> str:
 
 def turn_request(
     events: Sequence[PendingEvent], *, root: str = "", opening: str = "", turn_end: TurnEnd | None = None,
+    date: str = "",
 ) -> ObserverRequest:
-    """What the pipeline sends for one batch: opening (if any) + events + summary request (if any)."""
+    """What the pipeline sends for one batch: opening (if any) + events + summary request (if any);
+    `date` is the day the events happened (an import of old work is not today's)."""
     shown = tuple(rendered_event(e, root) for e in events if e.kind in OBSERVED_KINDS)
     text = compose(
         opening,
-        _batch_section(shown) if shown else "",
+        _batch_section(shown, date) if shown else "",
         f"{_turn_facts(turn_end)}\n\n{SUMMARY_LEAD}\n\n{SUMMARY_FORMAT}" if turn_end is not None else "",
     )
     return ObserverRequest(text=text, events=shown, turn_end=turn_end)

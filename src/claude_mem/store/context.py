@@ -23,7 +23,8 @@ OBSERVATION_WEIGHTS = "1.0, 1.0, 1.0, 1.0, 2.0"
 
 
 def _since(since: str | None) -> tuple[str, tuple[str, ...]]:
-    return (" AND created_at > ?", (since,)) if since else ("", ())
+    # Stored after `since`: when processed (an import or a backlog is dated by its events, earlier).
+    return (" AND coalesce(processed_at, created_at) > ?", (since,)) if since else ("", ())
 
 
 def observation_total(conn: sqlite3.Connection, project: str, since: str | None = None) -> int:

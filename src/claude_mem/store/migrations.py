@@ -475,8 +475,33 @@ def m011_observation_files(conn: sqlite3.Connection) -> None:
     )
 
 
+def m013_processed_at(conn: sqlite3.Connection) -> None:
+    """Event time, not processing time (issue 26): an observation's or summary's `created_at` is when the
+    events it came from happened, and `processed_at` when the observer stored it here (NULL for a row
+    it did not make: a note, an import, a teammate's). Rows made before took the processing time as
+    `created_at`: it moves to `processed_at`, and `created_at` becomes the latest of their events'
+    times where those events are still stored (this machine's own rows only; a teammate's keep theirs)."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE observations ADD COLUMN processed_at TEXT;
+        ALTER TABLE summaries ADD COLUMN processed_at TEXT;
+        UPDATE observations SET processed_at = created_at
+            WHERE device IS NULL AND EXISTS (SELECT 1 FROM observation_sources WHERE observation_id = observations.id);
+        UPDATE observations SET created_at = coalesce((SELECT max(e.created_at) FROM observation_sources s
+            JOIN pending_events e ON e.id = s.event_id WHERE s.observation_id = observations.id
+            AND e.created_at < observations.created_at), created_at)
+            WHERE processed_at IS NOT NULL;
+        UPDATE summaries SET processed_at = created_at WHERE device IS NULL AND event_id IS NOT NULL;
+        UPDATE summaries SET created_at = coalesce((SELECT e.created_at FROM pending_events e
+            WHERE e.id = summaries.event_id AND e.created_at < summaries.created_at), created_at)
+            WHERE processed_at IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects,
-              m008_team, m009_caught_late, m010_changes, m011_observation_files]
+              m008_team, m009_caught_late, m010_changes, m011_observation_files, m013_processed_at]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -53,6 +53,13 @@ def _prompt_number(batch: Batch) -> int | None:
     return None
 
 
+def event_time(batch: Batch, now: str) -> str:
+    """When the batch's events happened: the latest of their times (a transcript line's own for an
+    import, the hook's for live capture), never later than `now`; `now` when none is known."""
+    times = [event.created_at for event in batch.events if event.created_at]
+    return min(max(times), now) if times else now
+
+
 def store_batch(
     conn: sqlite3.Connection, batch: Batch, observations: Sequence[ParsedObservation],
     summary: ParsedSummary | None, *, input_tokens: int = 0, output_tokens: int = 0, provider: str = "",
@@ -76,6 +83,7 @@ def store_batch(
     observation_ids: list[int] = []
     summary_ids: list[int] = []
     now = iso()
+    happened = event_time(batch, now)  # results are dated by their events; `processed_at` says when stored
     marks = ",".join("?" * len(batch.events))
     prompt_number = _prompt_number(batch)
     with transaction(conn):
@@ -90,7 +98,7 @@ def store_batch(
             digest = content_hash(obs)
             values = {"session_id": batch.session_id, "project": batch.project, **rows.content_values(obs),
                       "prompt_number": prompt_number, "content_hash": digest, "input_tokens": input_tokens,
-                      "output_tokens": output_tokens, "created_at": now}
+                      "output_tokens": output_tokens, "created_at": happened, "processed_at": now}
             cursor = conn.execute(rows.insert("observations", values, "INSERT OR IGNORE"), values)
             if cursor.rowcount and cursor.lastrowid is not None:
                 observation_id = cursor.lastrowid
@@ -110,7 +118,7 @@ def store_batch(
         if summarize is not None and summary is not None:
             values = {"session_id": batch.session_id, "project": batch.project, "event_id": summarize.id,
                       "prompt_number": prompt_number, **rows.content_values(summary), "input_tokens": input_tokens,
-                      "output_tokens": output_tokens, "created_at": now}
+                      "output_tokens": output_tokens, "created_at": happened, "processed_at": now}
             cursor = conn.execute(rows.insert("summaries", values, "INSERT OR IGNORE"), values)
             if cursor.rowcount and cursor.lastrowid is not None:
                 summary_ids.append(cursor.lastrowid)

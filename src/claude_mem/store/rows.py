@@ -41,6 +41,7 @@ class ObservationRow(TypedDict):
     author: str | None
     device: str | None
     team_rev: int | None
+    processed_at: str | None  # when the observer stored it here; `created_at` is when its events happened
 
 
 class SummaryRow(TypedDict):
@@ -66,6 +67,7 @@ class SummaryRow(TypedDict):
     author: str | None
     device: str | None
     team_rev: int | None
+    processed_at: str | None  # when the observer stored it here; `created_at` is when its events happened
 
 
 class PromptRow(TypedDict):
