@@ -161,3 +161,32 @@ def test_the_migration_dates_existing_results_by_their_events(data_dir):
     assert conn.execute("SELECT created_at, processed_at FROM summaries").fetchall() == [
         ("2026-09-10T12:00:00.000Z", "2026-11-25T08:00:01.000Z")]
     conn.close()
+
+
+def test_an_export_carries_processed_at_and_an_older_file_without_it_imports(data_dir, tmp_path):
+    conn = connect(data_dir)
+    sid = add_session(conn, "exported")
+    add_prompt(conn, sid, "fix the flaky upload test")
+    add_event(conn, sid, "summarize", {"last_assistant_message": "Fixed.", "prompt_number": 1}, "s1")
+    conn.execute("UPDATE pending_events SET created_at = '2026-09-10T12:00:00.000Z'")
+    conn.commit()
+    observe(conn)
+    stored = conn.execute("SELECT uid, created_at, processed_at FROM summaries").fetchall()
+    conn.close()
+    assert len(stored) == 1
+    exported = tmp_path / "a.jsonl"
+    cli_run("export", "-o", str(exported))
+    lines = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
+    (summary,) = [line for line in lines if line["type"] == "summary"]
+    assert (summary["uid"], summary["created_at"], summary["processed_at"]) == stored[0]
+    # a file written before the field existed: every record without it
+    older = tmp_path / "older.jsonl"
+    older.write_text("".join(json.dumps({k: v for k, v in line.items() if k != "processed_at"}) + "\n"
+                             for line in lines), encoding="utf-8")
+    other = tmp_path / "b"
+    other.mkdir()
+    result = CliRunner().invoke(cli, ["import", "jsonl", str(older)], env={"CLAUDE_MEM_DATA_DIR": str(other)},
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert rows(str(other), "SELECT uid, created_at, processed_at FROM summaries") == [
+        (stored[0][0], "2026-09-10T12:00:00.000Z", None)]

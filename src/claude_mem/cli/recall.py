@@ -68,8 +68,9 @@ def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
 @project_option()
 @click.option("--type", "types",
               help=f"Only these observation types, comma-separated ({', '.join(OBSERVATION_TYPES)}).")
-@click.option("--since", help="Stored at or after: 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w.")
-@click.option("--until", help="Stored before (a bare date includes that day).")
+@click.option("--since", help="Happened at or after (its events, not its processing): 2026-11-20,"
+              " 2026-11-20T14:30, or 7d / 12h / 2w.")
+@click.option("--until", help="Happened before (a bare date includes that day).")
 @click.option("--file", "file", help="Only observations that read or modified a file whose path contains this.")
 @click.option("--concept", help="Only observations tagged with this concept (e.g. gotcha, trade-off).")
 @click.option("--author", help="Team memory: only observations pulled from this teammate (as team status names them).")

@@ -66,6 +66,7 @@ class Field:
     choices: tuple[str, ...] = ()
     min_length: int = 0
     max_length: int = 0
+    optional: bool = False  # added within the version: a record without it (an older file) reads as null
 
     @property
     def stored_as(self) -> str:
@@ -79,6 +80,9 @@ FREE_TEXT = frozenset((*OBSERVATION_CONTENT, *SUMMARY_CONTENT, "text"))
 ENUMS = {"status": SESSION_STATUSES, "type": OBSERVATION_TYPES}
 RENAMED = {"type": "observation_type"}  # in a record, `type` is the record's own
 BOOLS = ("private",)  # stored as 0 or 1
+# Fields added after files of this version were written (nullable): a writer writes them, a reader
+# takes a record without one as null.
+ADDED_LATER = frozenset(("processed_at",))
 # Identifiers kept as they are, with the lengths an import accepts (others: 0 to 4096 characters).
 KEY_LENGTHS = {"content_session_id": (1, 512), "project": (1, 4096), "observer_provider": (0, 200),
                "memory_session_id": (0, 512), "content_hash": (0, 256)}
@@ -100,7 +104,7 @@ def _field(column: str, hint: object) -> Field:
     if base is int:
         return Field(column, "int", nullable)
     if column.endswith("_at"):
-        return Field(column, "time", nullable)
+        return Field(column, "time", nullable, optional=column in ADDED_LATER)
     name = RENAMED.get(column, column)
     if column in ENUMS:
         return Field(name, "enum", nullable, column=column if name != column else "", choices=ENUMS[column])
@@ -165,6 +169,9 @@ def from_record(value: object) -> tuple[str, PortableRow]:
     row: PortableRow = {}
     for spec in FIELDS[kind]:
         if spec.name not in value:
+            if spec.optional:
+                row[spec.stored_as] = None
+                continue
             raise RecordError(f"{kind} has no `{spec.name}`")
         row[spec.stored_as] = _checked(kind, spec, value[spec.name])
     # Every free text of the record read as one document, as a capture's payload is: a secret or a

@@ -101,9 +101,9 @@ def search(
         min_length=1, max_length=3,
         description="What to search: observations (default), turn summaries, user prompts.")] = None,
     since: Annotated[str | None, Field(
-        max_length=40, description="Stored at or after: 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w.")] = None,
+        max_length=40, description="Happened at or after: 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w.")] = None,
     until: Annotated[str | None, Field(
-        max_length=40, description="Stored before this time; a bare date includes that whole day.")] = None,
+        max_length=40, description="Happened before this time; a bare date includes that whole day.")] = None,
     file: Annotated[str | None, Field(
         max_length=1000, description="Only observations that read or modified a file whose path contains this.")] = None,
     concept: Annotated[str | None, Field(

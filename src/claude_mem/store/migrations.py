@@ -477,8 +477,8 @@ def m011_observation_files(conn: sqlite3.Connection) -> None:
 
 def m013_processed_at(conn: sqlite3.Connection) -> None:
     """Event time, not processing time (issue 26): an observation's or summary's `created_at` is when the
-    events it came from happened, and `processed_at` when the observer stored it here (NULL for a row
-    it did not make: a note, an import, a teammate's). Rows made before took the processing time as
+    events it came from happened, and `processed_at` when the observer stored it (NULL when not known:
+    a manual note, a teammate's row, one imported from the original claude-mem or an older export). Rows made before took the processing time as
     `created_at`: it moves to `processed_at`, and `created_at` becomes the latest of their events'
     times where those events are still stored (this machine's own rows only; a teammate's keep theirs)."""
     run_script(

@@ -32,9 +32,8 @@ from claude_mem.store.rows import (
 from claude_mem.store.transaction import transaction
 
 # Columns that never leave this database: local integer ids (elsewhere a row is its `uid`, and a child
-# names its session by `session_uid`), the team's bookkeeping of who shared it, and when this machine's
-# observer processed a row (`created_at`, when its events happened, travels).
-LOCAL = ("id", "session_id", "event_id", *TEAM_COLUMNS, "processed_at")
+# names its session by `session_uid`) and the team's bookkeeping of who shared it.
+LOCAL = ("id", "session_id", "event_id", *TEAM_COLUMNS)
 
 PortableRow = dict[str, Any]
 

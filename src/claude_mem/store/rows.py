@@ -41,7 +41,7 @@ class ObservationRow(TypedDict):
     author: str | None
     device: str | None
     team_rev: int | None
-    processed_at: str | None  # when the observer stored it here; `created_at` is when its events happened
+    processed_at: str | None  # when the observer stored it; `created_at` is when its events happened
 
 
 class SummaryRow(TypedDict):
@@ -67,7 +67,7 @@ class SummaryRow(TypedDict):
     author: str | None
     device: str | None
     team_rev: int | None
-    processed_at: str | None  # when the observer stored it here; `created_at` is when its events happened
+    processed_at: str | None  # when the observer stored it; `created_at` is when its events happened
 
 
 class PromptRow(TypedDict):
