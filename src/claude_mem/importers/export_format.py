@@ -134,7 +134,7 @@ def to_record(kind: str, row: PortableRow) -> Record:
     """A stored row (column -> value, children naming their session by `session_uid`) as a record."""
     record: Record = {"type": kind}
     for spec in FIELDS[kind]:
-        value = row[spec.stored_as]
+        value = row.get(spec.stored_as) if spec.optional else row[spec.stored_as]
         if value is not None:
             if spec.kind == "bool":
                 value = bool(value)
