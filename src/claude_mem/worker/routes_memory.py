@@ -28,7 +28,10 @@ async def list_observations(request: Request) -> Response:
         wanted = common.search_query(query, None, common.project(conn, query.get("project")), order)
         found = search(conn, wanted)
         full = records.get_observations(conn, [item["id"] for item in found.items], count_fetch=False)
-        return {"items": [{"kind": "observation", "ref": f"#{item['id']}", **item} for item in full],
+        fresh = {hit["id"]: {name: hit[name] for name in ("freshness", "changed_files") if name in hit}
+                 for hit in found.items}
+        return {"items": [{"kind": "observation", "ref": f"#{item['id']}", **item, **fresh.get(item["id"], {})}
+                          for item in full],
                 "total": found.total, "limit": wanted.limit, "offset": wanted.offset}
 
     return JSONResponse(await common.reading(request, work))
