@@ -29,7 +29,6 @@ if False:  # for the type checker only: `typing` stays off the hook path
     from typing import Any
 
     from claude_mem.store import Store
-    from claude_mem.store.fingerprints import FileFingerprint
 
 CURRENT, CHANGED, DELETED, UNKNOWN = "current", "changed", "deleted", "unknown"
 STATES = (CURRENT, CHANGED, DELETED, UNKNOWN)
@@ -250,8 +249,7 @@ class Reader:
     def assess(self, items: Iterable[tuple[int, str | None]]) -> dict[int, dict[str, Any]]:
         """observation id -> `assess` result, for (id, project key) pairs."""
         wanted = list(items)
-        from claude_mem.store import DatabaseError
-        from claude_mem.store import fingerprints
+        from claude_mem.store import DatabaseError, fingerprints
         try:
             recorded = fingerprints.of(self.conn, [i for i, _ in wanted])
         except DatabaseError:
