@@ -101,6 +101,7 @@ def search(query: str, project: str | None, types: str | None, since: str | None
                                    since=since, until=until, file=file, concept=concept, author=author,
                                    kinds=kinds or ("observation",), limit=limit, offset=offset, order=order)
         result = run_search(conn, wanted)
+        freshness.on_hits(conn, result.items, wanted.order == "relevance")
         names = display_map(conn)
     if as_json:
         emit_json({**result.as_dict(), "limit": limit, "offset": offset})

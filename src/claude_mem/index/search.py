@@ -5,7 +5,6 @@ from claude_mem.index import embedder
 from claude_mem.index.base import SearchIndex, SearchResult
 from claude_mem.index.keyword import KeywordIndex
 from claude_mem.index.query import SearchQuery
-from claude_mem.recall import freshness
 from claude_mem.store import Store, vectors
 
 # One index per mode; the vector ones only where the embedding model can run (the `search` extra).
@@ -36,18 +35,8 @@ def search(conn: Store, query: SearchQuery) -> SearchResult:
         reason = embedder.unavailable() or "no index for it"
         raise RecallError(f"search mode {mode!r} is not available ({reason}); available: {', '.join(available_modes())}")
     try:
-        result = index.search(conn, query)
+        return index.search(conn, query)
     except embedder.ModelUnavailable as exc:
         if query.mode:  # asked for by name: say why it cannot run
             raise RecallError(f"search mode {mode!r} is not available: {exc}") from None
-        result = INDEXES["keyword"].search(conn, query)  # the default degrades to keyword search
-    return fresh(conn, result, query.order == "relevance")
-
-
-def fresh(conn: Store, result: SearchResult, rank: bool = True) -> SearchResult:
-    """The hits with their `freshness` and `changed_files` (and the commits since, where git tells);
-    by relevance, changed or deleted ones a few places lower."""
-    freshness.Reader(conn, commits=True).annotate(result.items)
-    if rank:
-        result.items[:] = freshness.demote_stale(result.items)
-    return result
+        return INDEXES["keyword"].search(conn, query)  # the default degrades to keyword search

@@ -291,3 +291,12 @@ def mode(values: Mapping[str, Any] | None) -> str:
     """The `stale_memory` setting: mark (default), hide or show."""
     chosen = (values or {}).get("stale_memory")
     return chosen if chosen in MODES else "mark"
+
+
+def on_hits(conn: Store, hits: list[Any], rank: bool = True) -> list[Any]:
+    """Search hits with their `freshness` and `changed_files` (and the commits since, where git tells);
+    in relevance order (`rank`), changed or deleted ones a few places lower. Not for the hooks."""
+    Reader(conn, commits=True).annotate(hits)
+    if rank:
+        hits[:] = demote_stale(hits)
+    return hits
