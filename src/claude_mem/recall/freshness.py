@@ -19,6 +19,7 @@ on the first hash, and git itself (`commits_since`) runs only where the caller a
 from __future__ import annotations
 
 import os
+import stat as _stat  # already loaded by `os`
 import time
 
 from claude_mem import project as identity
@@ -45,6 +46,12 @@ _CHUNK = 1024 * 1024
 # (absolute path, size, mtime_ns) -> git blob hash: a file unchanged since it was last hashed is not read again.
 _HASHES: dict[tuple[str, int, int], str] = {}
 _HASH_CACHE_MAX = 20_000
+# (root, recorded commit, path) -> (when asked, short hashes): a worker answering many searches asks git once
+# per file every `COMMITS_TTL` seconds.
+_COMMITS: dict[tuple[str, str, str], tuple[float, list[str]]] = {}
+COMMITS_TTL = 10.0
+_ROOTS: dict[tuple[str, str, str], tuple[float, str | None]] = {}
+ROOTS_TTL = 5.0
 hash_reads = 0  # how many files this process has read to hash (tests and the benchmark watch it)
 
 
@@ -57,6 +64,19 @@ class Budget:
         self.hash_bytes = hash_bytes
         self.deadline = time.monotonic() + seconds
         self.git_calls = git_calls
+        self.real: dict[str, str] = {}  # directory -> its realpath, within this read
+
+    def checkout(self, root: str) -> bool:
+        found = self.real.get("\0" + root)
+        if found is None:
+            found = self.real["\0" + root] = "1" if is_checkout(root) else ""
+        return bool(found)
+
+    def realpath(self, path: str) -> str:
+        found = self.real.get(path)
+        if found is None:
+            found = self.real[path] = os.path.realpath(path)
+        return found
 
     def spent(self) -> bool:
         return self.files <= 0 or time.monotonic() > self.deadline
@@ -107,7 +127,7 @@ def _cached_hash(path: str, size: int, mtime_ns: int, budget: Budget) -> str | N
     return digest
 
 
-def _inside(root: str, relative: str) -> str | None:
+def _inside(root: str, relative: str, budget: Budget) -> str | None:
     """The absolute path of `relative` under `root`, or None when it leaves the root (`..`, absolute,
     a symlink pointing out) or is not a usable name."""
     if not relative or "\0" in relative or os.path.isabs(relative):
@@ -115,11 +135,12 @@ def _inside(root: str, relative: str) -> str | None:
     joined = os.path.normpath(os.path.join(root, relative))
     if joined != root and not joined.startswith(root.rstrip(os.sep) + os.sep):
         return None
-    real = os.path.realpath(joined)
-    real_root = os.path.realpath(root)
-    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        return None
-    return joined
+    # its directory, symlinks resolved, stays under the root (the file itself is checked by `file_state`)
+    return joined if _under(budget.realpath(os.path.dirname(joined)), budget.realpath(root)) else None
+
+
+def _under(real: str, real_root: str) -> bool:
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def file_state(root: str, recorded: Mapping[str, Any], budget: Budget) -> tuple[str, str]:
@@ -128,16 +149,20 @@ def file_state(root: str, recorded: Mapping[str, Any], budget: Budget) -> tuple[
         return UNKNOWN, "not checked (budget)"
     budget.files -= 1
     relative = recorded.get("path")
-    path = _inside(root, relative) if isinstance(relative, str) else None
+    path = _inside(root, relative, budget) if isinstance(relative, str) else None
     if path is None:
         return UNKNOWN, "outside the project"
     try:
-        info = os.stat(path)
+        info = os.lstat(path)
+        if _stat.S_ISLNK(info.st_mode):
+            if not _under(os.path.realpath(path), budget.realpath(root)):
+                return UNKNOWN, "outside the project"
+            info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return DELETED, "deleted"
     except (OSError, ValueError):
         return UNKNOWN, "unreadable"
-    if not os.path.isfile(path):
+    if not _stat.S_ISREG(info.st_mode):
         return CHANGED, "no longer a file"
     size, mtime = recorded.get("size"), recorded.get("mtime_ns")
     if info.st_size == size and info.st_mtime_ns == mtime:
@@ -163,7 +188,7 @@ def assess(files: Iterable[Mapping[str, Any]] | None, root: str | None, budget: 
     """`{"freshness": state, "changed_files": [path…]}` (+ `"changed_commits": {path: [sha…]}` when
     `commits` and git knows) for one observation's recorded files read against the tree at `root`."""
     files = list(files or ())
-    if not files or not root or not is_checkout(root):
+    if not files or not root or not (budget.checkout(root) if budget is not None else is_checkout(root)):
         return {"freshness": UNKNOWN, "changed_files": []}
     budget = budget if budget is not None else Budget()
     states: dict[str, str] = {}
@@ -190,6 +215,10 @@ def commits_since(root: str, commit: object, path: str, budget: Budget | None = 
     tell in `GIT_TIMEOUT` (no commit recorded, unknown commit, no git). Not for the hooks."""
     if not isinstance(commit, str) or not commit or not all(c in "0123456789abcdefABCDEF" for c in commit):
         return []
+    key = (root, commit, path)
+    cached = _COMMITS.get(key)
+    if cached is not None and time.monotonic() - cached[0] < COMMITS_TTL:
+        return cached[1]
     if budget is not None:
         if budget.git_calls <= 0:
             return []
@@ -202,19 +231,36 @@ def commits_since(root: str, commit: object, path: str, budget: Budget | None = 
         )
     except (OSError, subprocess.SubprocessError, ValueError):
         return []
-    if done.returncode != 0:
-        return []
-    return [line for line in done.stdout.decode("ascii", "replace").split() if line][:20]
+    found = [line for line in done.stdout.decode("ascii", "replace").split() if line][:20] if done.returncode == 0 else []
+    if len(_COMMITS) >= _HASH_CACHE_MAX:
+        _COMMITS.clear()
+    _COMMITS[key] = (time.monotonic(), found)
+    return found
 
 
 def root_for(conn: Store | None, key: str | None, cwd: str | None = None,
              env: dict[str, str] | None = None) -> str | None:
     """The working tree to read project `key`'s files from: this directory's checkout when it is that
-    project (a moved or re-cloned checkout of a remote-keyed one too), else the key's own directory."""
+    project (a moved or re-cloned checkout of a remote-keyed one too), else the key's own directory.
+    Kept `ROOTS_TTL` seconds per process (a worker answers many searches)."""
     if not key:
         return None
+    cwd = cwd or os.getcwd()
+    environ = os.environ if env is None else env
+    cache_key = (key, cwd, environ.get("CLAUDE_PROJECT_DIR") or "")
+    cached = _ROOTS.get(cache_key)
+    if cached is not None and time.monotonic() - cached[0] < ROOTS_TTL:
+        return cached[1]
+    found = _root_for(conn, key, cwd, env)
+    if len(_ROOTS) >= 1000:
+        _ROOTS.clear()
+    _ROOTS[cache_key] = (time.monotonic(), found)
+    return found
+
+
+def _root_for(conn: Store | None, key: str, cwd: str, env: dict[str, str] | None) -> str | None:
     try:
-        here, remote = identity.identity(cwd or os.getcwd(), env)
+        here, remote = identity.identity(cwd, env)
     except (OSError, ValueError):
         here, remote = "", None
     if here == key:
