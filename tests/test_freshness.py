@@ -135,6 +135,7 @@ def test_bad_inputs_are_unknown_or_named(tmp_path, repo):
     outside.write_text("s")
     os.symlink(outside, os.path.join(repo, "link.txt"))
     os.mkdir(os.path.join(repo, "dir.py"))
+    os.symlink(tmp_path, os.path.join(repo, "escape"))  # a directory symlink out of the checkout
     locked = os.path.join(repo, "locked.py")
     with open(locked, "w") as handle:
         handle.write("q = 1\n")
@@ -142,6 +143,7 @@ def test_bad_inputs_are_unknown_or_named(tmp_path, repo):
     os.chmod(locked, 0)
     cases = {
         "../secret.txt": "unknown", "/etc/passwd": "unknown", "link.txt": "unknown", "a\0b": "unknown", "": "unknown",
+        "escape/secret.txt": "unknown", "sub/../../secret.txt": "unknown",
     }
     for path, expected in cases.items():
         state = freshness.assess([{"path": path, "size": 1, "mtime_ns": 1, "hash": "0" * 40, "commit": None}], repo)
@@ -207,3 +209,12 @@ def test_cache_avoids_rehashing_an_unchanged_file(repo):
 def test_blob_hash_is_gits(repo):
     path = os.path.join(repo, "a.py")
     assert freshness.blob_hash(path, os.path.getsize(path)) == git(repo, "hash-object", "a.py")
+
+
+def test_bench_reports_both_ratios_from_one_run(monkeypatch):
+    from bench import bench_freshness
+    monkeypatch.setattr(bench_freshness, "SHOWN", 10)
+    report = bench_freshness.main(["--quick", "--json"])
+    for name in ("session_start", "search"):
+        assert report[name]["on_p50_ms"] > 0 and report[name]["off_p50_ms"] > 0 and report[name]["ratio"] > 0
+    assert report["session_start"]["rows_marked"] > 0 and report["session_start"]["rows_marked_off"] == 0
