@@ -218,3 +218,22 @@ def test_bench_reports_both_ratios_from_one_run(monkeypatch):
     for name in ("session_start", "search"):
         assert report[name]["on_p50_ms"] > 0 and report[name]["off_p50_ms"] > 0 and report[name]["ratio"] > 0
     assert report["session_start"]["rows_marked"] > 0 and report["session_start"]["rows_marked_off"] == 0
+
+
+def test_worker_api_carries_freshness(data_dir, repo):
+    from starlette.testclient import TestClient
+
+    from claude_mem.worker.app import create_app
+    from test_worker_app import BASE, make_ctx
+    obs = remember(data_dir, repo, "Gizmo cache eviction uses LRU", ("a.py",))
+    with open(os.path.join(repo, "a.py"), "a") as handle:
+        handle.write("evict = 'lru'\n")
+    with TestClient(create_app(make_ctx(data_dir, backup_interval_hours=0), services=[]), base_url=BASE) as client:
+        [hit] = client.get("/api/search", params={"q": "gizmo", "mode": "keyword"}).json()["items"]
+        assert (hit["id"], hit["freshness"], hit["changed_files"]) == (obs, "changed", ["a.py"])
+        listed = client.get("/api/observations").json()["items"]
+        assert [item["freshness"] for item in listed if item["id"] == obs] == ["changed"]
+        around = client.get("/api/timeline", params={"anchor": str(obs)}).json()["items"]
+        assert [item["freshness"] for item in around if item["id"] == obs and item["kind"] == "observation"] == ["changed"]
+        shown = client.get(f"/api/observations/{obs}").json()
+        assert shown["freshness"] == "changed"

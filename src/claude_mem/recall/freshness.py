@@ -52,6 +52,7 @@ _COMMITS: dict[tuple[str, str, str], tuple[float, list[str]]] = {}
 COMMITS_TTL = 10.0
 _ROOTS: dict[tuple[str, str, str], tuple[float, str | None]] = {}
 ROOTS_TTL = 5.0
+_REAL: dict[str, tuple[float, str]] = {}  # directory -> (when, its realpath)
 hash_reads = 0  # how many files this process has read to hash (tests and the benchmark watch it)
 
 
@@ -73,9 +74,18 @@ class Budget:
         return bool(found)
 
     def realpath(self, path: str) -> str:
+        """`os.path.realpath` of a directory, kept for this read and `ROOTS_TTL` seconds in the process."""
         found = self.real.get(path)
         if found is None:
-            found = self.real[path] = os.path.realpath(path)
+            kept = _REAL.get(path)
+            if kept is not None and time.monotonic() - kept[0] < ROOTS_TTL:
+                found = kept[1]
+            else:
+                found = os.path.realpath(path)
+                if len(_REAL) >= _HASH_CACHE_MAX:
+                    _REAL.clear()
+                _REAL[path] = (time.monotonic(), found)
+            self.real[path] = found
         return found
 
     def spent(self) -> bool:
