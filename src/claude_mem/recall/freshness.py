@@ -142,11 +142,14 @@ def _inside(root: str, relative: str, budget: Budget) -> str | None:
     a symlink pointing out) or is not a usable name."""
     if not relative or "\0" in relative or os.path.isabs(relative):
         return None
-    joined = os.path.normpath(os.path.join(root, relative))
-    if joined != root and not joined.startswith(root.rstrip(os.sep) + os.sep):
-        return None
+    if ".." in relative or "//" in relative or "./" in relative or relative.endswith("/."):
+        joined = os.path.normpath(os.path.join(root, relative))
+        if joined != root and not joined.startswith(root.rstrip(os.sep) + os.sep):
+            return None
+    else:  # already normal: the common case, without normpath's cost
+        joined = root.rstrip(os.sep) + os.sep + relative
     # its directory, symlinks resolved, stays under the root (the file itself is checked by `file_state`)
-    return joined if _under(budget.realpath(os.path.dirname(joined)), budget.realpath(root)) else None
+    return joined if _under(budget.realpath(joined.rpartition(os.sep)[0] or os.sep), budget.realpath(root)) else None
 
 
 def _under(real: str, real_root: str) -> bool:
