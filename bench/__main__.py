@@ -75,6 +75,12 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
         context = recall["context_50"]
         found.append(("session-start context, 50 observations", f"{context['tokens']} tokens",
                       f"≤ {context['budget_tokens']} tokens", context["tokens"] <= context["budget_tokens"]))
+    fresh = report.get("freshness")
+    if fresh:
+        for name, label in (("session_start", "session-start hook, 50 observations × 3 files"), ("search", "search p50")):
+            figures = fresh[name]
+            found.append((f"freshness on vs off: {label}", f"{figures['on_p50_ms']} vs {figures['off_p50_ms']} ms ="
+                          f" {figures['ratio']}×", f"≤ {fresh['target_ratio']}×", figures["ratio"] <= fresh["target_ratio"]))
     tokens = report.get("observer_tokens")
     if tokens:
         for name in ("session-edit", "synthetic-200"):

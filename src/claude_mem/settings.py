@@ -136,6 +136,9 @@ SETTINGS: dict[str, Setting] = {
     "context_observations": _int(50, "Observations in the session-start index.", 10_000, minimum=0),
     "context_index_tokens": _int(1000, "Token budget of the index rows.", 1_000_000, minimum=0),
     "context_max_tokens": _int(1400, "Token budget of the whole session-start context.", 1_000_000, minimum=0),
+    "stale_memory": Setting("mark", "choice", "Memories whose files changed or were deleted since: mark (the index and"
+                            " per-prompt memory flag them), hide (left out of both) or show (no marks); search and"
+                            " show always say.", choices=("mark", "hide", "show")),
     "prompt_context": Setting(True, "bool", "Add the memories that match a prompt well to it (never ones the session"
                               " has already been shown; nothing when none matches well)."),
     "prompt_context_results": _int(3, "Most memories added to one prompt.", 100),

@@ -17,8 +17,9 @@ from claude_mem.index.query import KINDS, MAX_LIMIT, MODES, ORDERS, SearchQuery
 from claude_mem.index.search import search as run_search
 from claude_mem.recall import context as session_context
 from claude_mem.recall import forget as forgetting
+from claude_mem.recall import freshness
 from claude_mem.recall.common import RecallError, display_map, resolve_project
-from claude_mem.recall.present import RECORD_FIELDS, when
+from claude_mem.recall.present import RECORD_FIELDS, freshness_line, when
 from claude_mem.recall.records import get_many
 from claude_mem.recall.remember import remember as store_note
 from claude_mem.recall.timeline import timeline as run_timeline
@@ -56,7 +57,8 @@ def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
     for item in items:
         cells = [Text(item["ref"]), Text(when(item["created_at"])),
                  Text(names.get(item["project"], item["project"] or "")), Text(item["type"] or ""),
-                 one_line(item["title"] + (f" (by {item['author']})" if item.get("author") else ""))]
+                 one_line(item["title"] + (f" (by {item['author']})" if item.get("author") else "")
+                          + freshness.marker(item))]
         if anchor_column:
             cells.insert(0, Text("▶" if item.get("anchor") else ""))
         table.add_row(*cells)
@@ -100,6 +102,7 @@ def search(query: str, project: str | None, types: str | None, since: str | None
                                    since=since, until=until, file=file, concept=concept, author=author,
                                    kinds=kinds or ("observation",), limit=limit, offset=offset, order=order)
         result = run_search(conn, wanted)
+        freshness.on_hits(conn, result.items, wanted.order == "relevance")
         names = display_map(conn)
     if as_json:
         emit_json({**result.as_dict(), "limit": limit, "offset": offset})
@@ -120,6 +123,8 @@ def render_record(item: dict[str, Any], names: dict[str, str]) -> None:
     out.print(Text(f"{ref(kind, item['id'])} {item.get('type', kind)} · {when(item['created_at'])} · "
                    f"{names.get(str(item.get('project')), item.get('project'))}"
                    + (f" · by {item['author']}" if item.get("author") else ""), style="bold"))
+    if freshness_line(item):
+        out.print(Text(freshness_line(item), style="yellow"))
     for name in RECORD_FIELDS[kind]:
         value = item.get(name)
         if value in (None, "", []):

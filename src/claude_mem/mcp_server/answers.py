@@ -14,6 +14,7 @@ from typing import Any
 from claude_mem.domain import ref
 from claude_mem.index.query import SearchQuery
 from claude_mem.index.search import search
+from claude_mem.recall import freshness
 from claude_mem.recall.common import RecallError, display_map, resolve_project
 from claude_mem.recall.present import record_lines, row_line, when
 from claude_mem.recall.records import fetch
@@ -83,6 +84,7 @@ def search_text(conn: Store, here: str, query: str | None, *, project: str | Non
                                until=until, file=file, concept=concept, limit=limit, offset=offset, order=order,
                                mode=mode)
     result = search(conn, wanted)
+    freshness.on_hits(conn, result.items, wanted.order == "relevance")
     items, total, where = result.items, result.total, _name(names, key)
     if not items:
         return _nothing(conn, key, where, words, total, offset)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from claude_mem import project as projects
 from claude_mem import settings
 from claude_mem.domain import utc_now
+from claude_mem.recall import freshness
 from claude_mem.recall.sanitize import clean, estimate_tokens
 from claude_mem.runtime import discovery, mcp_names, observer_choice
 from claude_mem.store import Store
@@ -149,8 +150,10 @@ def _setting_int(values: dict[str, Any], name: str) -> int:
     return max(int(values.get(name) or 0), 0)
 
 
-def _fit_rows(rows: list[tuple[Any, ...]], fixed_tokens: int, values: dict[str, Any]) -> list[tuple[int, str, str, int]]:
-    """(id, day, line, full tokens), newest first, as many as the index and whole-context budgets allow."""
+def _fit_rows(rows: list[tuple[Any, ...]], fixed_tokens: int, values: dict[str, Any],
+              marks: dict[int, str] | None = None) -> list[tuple[int, str, str, int]]:
+    """(id, day, line, full tokens), in `rows`' order, as many as the index and whole-context budgets allow
+    (`marks`: text after a row's line, by id)."""
     index_budget = int(values.get("context_index_tokens") or 0)
     total_budget = int(values.get("context_max_tokens") or 0)
     kept: list[tuple[int, str, str, int]] = []
@@ -159,6 +162,7 @@ def _fit_rows(rows: list[tuple[Any, ...]], fixed_tokens: int, values: dict[str, 
     total = fixed_tokens + estimate_tokens("\n## Recent observations (999 of 99999, oldest first)\n")
     for row in rows:
         day, line, full = _row_text(row)
+        line += (marks or {}).get(int(row[0]), "")
         cost = estimate_tokens(line + "\n")
         extra = 0 if day in days else estimate_tokens(f"### {day} · ~99999 tokens in full\n")
         if index_tokens + cost > index_budget or total + cost + extra > total_budget:
@@ -168,6 +172,21 @@ def _fit_rows(rows: list[tuple[Any, ...]], fixed_tokens: int, values: dict[str, 
         index_tokens += cost
         total += cost + extra
     return kept
+
+
+def stale_rows(conn: Store, key: str, rows: list[tuple[Any, ...]],
+               values: dict[str, Any]) -> tuple[list[tuple[Any, ...]], dict[int, str]]:
+    """The index rows by the `stale_memory` setting (current ones first, so changed or deleted ones give way
+    first when the budget binds; `hide` drops those) and their marks by id (`mark`: ` (changed: a.py)`)."""
+    chosen = freshness.mode(values)
+    if chosen == "show" or not rows:
+        return rows, {}
+    found = freshness.Reader(conn).assess((int(row[0]), key) for row in rows)
+    stale = [row for row in rows if found[int(row[0])]["freshness"] in freshness.STALE]
+    fresh = [row for row in rows if found[int(row[0])]["freshness"] not in freshness.STALE]
+    if chosen == "hide":
+        return fresh, {}
+    return fresh + stale, {int(row[0]): freshness.marker(found[int(row[0])]) for row in stale}
 
 
 def _index_lines(kept: list[tuple[int, str, str, int]], total: int) -> list[str]:
@@ -216,7 +235,10 @@ def build(
         return _empty(header, name, since, total, warnings)
     details = _details_lines()
     fixed = "\n".join(header + summary + details) + "\n" + _overflow_line(total)
-    kept = _fit_rows(rows, estimate_tokens(fixed), values)
+    position = {int(row[0]): index for index, row in enumerate(rows)}
+    rows, marks = stale_rows(conn, key, rows, values) if conn is not None else (rows, {})
+    kept = _fit_rows(rows, estimate_tokens(fixed), values, marks)
+    kept.sort(key=lambda entry: position[entry[0]])  # newest first again (stale rows were fitted last)
     lines = header + _index_lines(kept, total) + summary + details
     if total > len(kept):
         lines.append(_overflow_line(total - len(kept)))

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from claude_mem.domain import ref
+from claude_mem.recall import freshness
 from claude_mem.recall.context import local_time
 from claude_mem.recall.sanitize import clean
 from claude_mem.store.rows import OBSERVATION_CONTENT, SUMMARY_CONTENT
@@ -35,7 +36,7 @@ def row_line(item: Mapping[str, Any], project_name: str | None = None, marker: s
     parts = [marker + item["ref"], when(item["created_at"]), clean(item.get("type"), 12)]
     if project_name is not None:
         parts.append(f"[{clean(project_name, 60)}]")
-    parts.append(clean(item.get("title"), TITLE_CHARS) or "(untitled)")
+    parts.append((clean(item.get("title"), TITLE_CHARS) or "(untitled)") + freshness.marker(item))
     return " ".join(part for part in parts if part)
 
 
@@ -45,6 +46,9 @@ def record_lines(item: Mapping[str, Any], project_name: str) -> list[str]:
     head = f"{ref(kind, item['id'])} {clean(item.get('type', kind), 12)} · {when(item['created_at'])} · " \
            f"project {clean(project_name, 80)}"
     lines = [head]
+    state = freshness_line(item)
+    if state:
+        lines.append(state)
     for name in RECORD_FIELDS[kind]:
         value = item.get(name)
         if value in (None, "", []):
@@ -56,3 +60,14 @@ def record_lines(item: Mapping[str, Any], project_name: str) -> list[str]:
         else:
             lines.append(f"{label}: {clean(value, FIELD_CHARS)}")
     return lines
+
+
+def freshness_line(item: Mapping[str, Any]) -> str:
+    """`freshness: changed — a.py (since 1a2b3c4)` for an observation whose files changed or went; "" otherwise."""
+    state = item.get("freshness")
+    if state not in freshness.STALE:
+        return ""
+    commits = item.get("changed_commits") or {}
+    files = [clean(path, 200) + (f" (since: {', '.join(clean(c, 12) for c in commits[path][:5])})"
+                                 if commits.get(path) else "") for path in item.get("changed_files") or []]
+    return f"freshness: {state} — {', '.join(files[:10])}" if files else f"freshness: {state}"

@@ -21,6 +21,7 @@ import os
 
 from claude_mem import settings, store
 from claude_mem.index import fts
+from claude_mem.recall import freshness
 from claude_mem.recall.context import GET_TOOL, local_time
 from claude_mem.recall.sanitize import clean, estimate_tokens
 from claude_mem.runtime import discovery
@@ -96,6 +97,7 @@ def render(rows: list[dict[str, Any]], budget_tokens: int) -> tuple[str, list[in
         subtitle = clean(row.get("subtitle"), SUBTITLE_CHARS)
         if subtitle:
             line += f" — {subtitle}"
+        line += freshness.marker(row)
         cost = estimate_tokens(line + "\n")
         if used + cost > budget_tokens:
             break
@@ -127,6 +129,7 @@ def user_prompt(payload: dict[str, Any], data_dir: str | None = None, values: di
     try:
         if rows is None:
             rows = _search_here(conn, data_dir, project, prompt, session, limit)
+        rows = _freshen(conn, data_dir, project, str(cwd), rows, config)
         text, ids = render(rows, int(config.get("prompt_context_tokens") or 0))
         if conn is not None and session and ids:
             store_context.record_shown(conn, session, ids)
@@ -135,6 +138,28 @@ def user_prompt(payload: dict[str, Any], data_dir: str | None = None, values: di
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+
+
+def _freshen(conn: Store | None, data_dir: str, project: str, cwd: str, rows: list[dict[str, Any]],
+             config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows by the `stale_memory` setting: marked with their freshness (`mark`), without the changed
+    or deleted ones (`hide`), or as they are (`show`)."""
+    chosen = freshness.mode(config)
+    if chosen == "show" or not rows:
+        return rows
+    try:
+        reader = conn if conn is not None else store.open(data_dir, readonly=True, busy_timeout_ms=store.HOOK_BUSY_MS)
+    except store.NoDatabase:
+        return rows
+    try:
+        rows = [{**row, "project": project} for row in rows]
+        freshness.Reader(reader, cwd=cwd).annotate(rows)
+    finally:
+        if reader is not conn:
+            reader.close()
+    if chosen == "hide":
+        return [row for row in rows if row.get("freshness") not in freshness.STALE]
+    return rows
 
 
 def _search_here(conn: Store | None, data_dir: str, project: str, prompt: str, session: str,

@@ -6,6 +6,7 @@
 from collections.abc import Iterable, Mapping
 
 from claude_mem.domain import RecallError, UnknownRecord, parse_ref, ref
+from claude_mem.recall import freshness
 from claude_mem.store import Store, memory
 from claude_mem.store.memory import Record
 from claude_mem.store.rows import ObservationRow
@@ -39,6 +40,7 @@ def fetch(conn: Store, refs: Iterable[str]) -> tuple[list[Record], list[str]]:
             missing.append(ref(kind, row_id))
         else:
             result.append({"kind": kind, **item})
+    freshness.Reader(conn, commits=True).annotate(result)
     return result, missing
 
 

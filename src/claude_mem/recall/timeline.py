@@ -11,6 +11,7 @@ from typing import TypedDict
 from claude_mem.domain import RecallError, UnknownRecord, is_ref, parse_ref, parse_time, ref
 from claude_mem.index.query import SearchQuery
 from claude_mem.index.search import search
+from claude_mem.recall import freshness
 from claude_mem.store import Store
 from claude_mem.store import search as repository
 from claude_mem.store.search import TimelineRow
@@ -74,4 +75,5 @@ def timeline(conn: Store, anchor: str, before: int = 5, after: int = 5,
         # `later` started at the anchor itself; trim to `after` rows past it.
         cut = next((i for i, item in enumerate(items) if item["anchor"]), len(items))
         items = items[: cut + 1 + after]
+    freshness.Reader(conn, commits=True).annotate(items)
     return {"anchor": point, "project": scope, "items": items}

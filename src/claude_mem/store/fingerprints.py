@@ -5,23 +5,24 @@ events or `remember --file`, and `recall.freshness` compares them with the worki
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping
-from typing import TypedDict
+
+if False:  # for the type checker only: the hooks read fingerprints (recall.freshness), `typing` stays off their path
+    from collections.abc import Iterable, Mapping
+    from typing import TypedDict
+
+    class FileFingerprint(TypedDict):
+        """One file as it was: `path` relative to the project root; `size` and `mtime_ns` from stat;
+        `hash` git's blob hash of the content (None: not hashed — too large, unreadable, missing);
+        `commit` the repository's HEAD then (None outside git or before the first commit)."""
+
+        path: str
+        size: int | None
+        mtime_ns: int | None
+        hash: str | None
+        commit: str | None
 
 # At most this many files per observation: an event that touched 10,000 files names the first ones.
 MAX_FILES = 50
-
-
-class FileFingerprint(TypedDict):
-    """One file as it was: `path` relative to the project root; `size` and `mtime_ns` from stat;
-    `hash` git's blob hash of the content (None: not hashed — too large, unreadable, missing);
-    `commit` the repository's HEAD then (None outside git or before the first commit)."""
-
-    path: str
-    size: int | None
-    mtime_ns: int | None
-    hash: str | None
-    commit: str | None
 
 
 def add(conn: sqlite3.Connection, observation_id: int, files: Iterable[Mapping[str, object]]) -> int:

@@ -125,6 +125,9 @@ class SearchHit(TypedDict):
     session_id: int | None
     author: NotRequired[str | None]
     cosine: NotRequired[float]
+    freshness: NotRequired[str]  # recall.freshness: current, changed, deleted or unknown
+    changed_files: NotRequired[list[str]]
+    changed_commits: NotRequired[dict[str, list[str]]]
 
 
 def columns(row_type: type) -> tuple[str, ...]:

@@ -60,10 +60,21 @@ export function badge(kind, type) {
   return el("span", `tag tag-${String(label).replace(/[^a-z]/g, "")}`, label);
 }
 
+// A memory whose files changed or were deleted since it was made (recall.freshness): a small badge naming them.
+export function staleBadge(item) {
+  if (item.freshness !== "changed" && item.freshness !== "deleted") return null;
+  const files = (item.changed_files || []).join(", ");
+  const node = el("span", `stale stale-${item.freshness}`, item.freshness);
+  node.title = files ? `${item.freshness} since: ${files}` : `files ${item.freshness} since`;
+  return node;
+}
+
 function meta(item, projectName) {
   const line = el("div", "meta");
   line.append(timeEl(item.created_at), el("span", "project", projectName(item.project)));
   if (item.author) line.append(el("span", "author", `by ${item.author}`));
+  const stale = staleBadge(item);
+  if (stale) line.append(stale);
   line.append(el("span", "ref", item.ref || (item.kind === "observation" ? `#${item.id}` : "")));
   return line;
 }

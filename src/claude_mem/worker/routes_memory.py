@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from claude_mem.index.search import search
-from claude_mem.recall import lists, records
+from claude_mem.recall import freshness, lists, records
 from claude_mem.store import Store
 from claude_mem.worker import routes_common as common
 
@@ -27,8 +27,12 @@ async def list_observations(request: Request) -> Response:
     def work(conn: Store) -> dict[str, object]:
         wanted = common.search_query(query, None, common.project(conn, query.get("project")), order)
         found = search(conn, wanted)
+        freshness.on_hits(conn, found.items, rank=False)
         full = records.get_observations(conn, [item["id"] for item in found.items], count_fetch=False)
-        return {"items": [{"kind": "observation", "ref": f"#{item['id']}", **item} for item in full],
+        fresh = {hit["id"]: {name: hit[name] for name in ("freshness", "changed_files") if name in hit}
+                 for hit in found.items}
+        return {"items": [{"kind": "observation", "ref": f"#{item['id']}", **item, **fresh.get(item["id"], {})}
+                          for item in full],
                 "total": found.total, "limit": wanted.limit, "offset": wanted.offset}
 
     return JSONResponse(await common.reading(request, work))

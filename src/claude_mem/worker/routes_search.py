@@ -12,7 +12,7 @@ from starlette.routing import Route
 from claude_mem import settings
 from claude_mem.index.search import search
 from claude_mem.recall import context as session_context
-from claude_mem.recall import lists, related, usage
+from claude_mem.recall import freshness, lists, related, usage
 from claude_mem.recall.timeline import MAX_SIDE, Timeline, timeline
 from claude_mem.store import Store, stats
 from claude_mem.worker import routes_common as common
@@ -34,7 +34,9 @@ async def search_route(request: Request) -> Response:
 
     def work(conn: Store) -> dict[str, object]:
         wanted = common.search_query(query, text, common.project(conn, query.get("project")), query.get("order"))
-        return {**search(conn, wanted).as_dict(), "limit": wanted.limit, "offset": wanted.offset}
+        found = search(conn, wanted)
+        freshness.on_hits(conn, found.items, wanted.order == "relevance")
+        return {**found.as_dict(), "limit": wanted.limit, "offset": wanted.offset}
 
     return JSONResponse(await common.reading(request, work))
 
