@@ -37,9 +37,10 @@ def content_hash(kind: str, title: str, text: str) -> str:
 
 
 def file_fingerprints(paths: Sequence[str], project: str, base: str | None = None) -> list[dict[str, Any]]:
-    """The fingerprints (`store.fingerprints.FileFingerprint`) of the files a note names (`remember --file`), taken now, relative to the
-    checkout root of `project` (its key is its root path; else `base`). A relative path is read from
-    `base` (default: the current directory). RecallError names a path that is not a file inside it."""
+    """The fingerprints (`store.fingerprints.FileFingerprint`) of the files a note names
+    (`remember --file`), taken now, relative to the checkout root of `project` (its key is its root
+    path; else `base`). A relative path is read from `base` (default: the current directory).
+    RecallError names a path that is not a file inside the project."""
     if len(paths) > fingerprint.MAX_FILES_PER_EVENT:
         raise RecallError(f"too many files ({len(paths)}; at most {fingerprint.MAX_FILES_PER_EVENT})")
     base = base or os.getcwd()
