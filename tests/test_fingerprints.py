@@ -351,4 +351,7 @@ def test_remember_file_records_its_fingerprints(data_dir, repo, monkeypatch):
         result = runner.invoke(cli, ["remember", "another note", "--file", bad])
         assert result.exit_code != 0 and "not a file inside the project" in result.output, result.output
         assert "Traceback" not in result.output
+    many = [arg for index in range(fingerprint.MAX_FILES_PER_EVENT + 1) for arg in ("--file", f"f{index}")]
+    result = runner.invoke(cli, ["remember", "a note about many files", *many])
+    assert result.exit_code != 0 and "too many files" in result.output and "Traceback" not in result.output
     assert len(rows(data_dir, "SELECT id FROM observations")) == 1  # a refused note is not stored
