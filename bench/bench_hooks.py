@@ -18,6 +18,7 @@ and the `claude-mem hook post-tool` console script (`console_script`) shows what
 import json
 import os
 import shlex
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -95,8 +96,63 @@ def compare(hook_argv: list[str], base_argv: list[str], env: dict, runs: int, st
     }
 
 
+def fingerprint_cost(python: str, env: dict, runs: int) -> dict:
+    """CPU (user + system, the child's own rusage) of the post-tool hook on a Read of a 100 KB file in a
+    git repository: with the file fingerprinted (stat, git blob hash, HEAD) and without (the same
+    payload naming no file), against `python -c pass`, interleaved run by run."""
+    from bench.plugin_hooks import run_measured
+
+    with tempfile.TemporaryDirectory(prefix="bench-fingerprint-") as project:
+        git_env = {**env, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "b",
+                   "GIT_COMMITTER_EMAIL": "b@example.com"}
+        module = os.path.join(project, "module.py")
+        with open(module, "w", encoding="utf-8") as handle:
+            handle.write(SOURCE)
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "bench"]):
+            subprocess.run(["git", *args], cwd=project, env=git_env, check=True, capture_output=True, timeout=60)
+        argv = [python, *shlex.split(hook_command().replace("${CLAUDE_PLUGIN_ROOT}", REPO))[1:]]
+        hook_env = {**env, "CLAUDE_PROJECT_DIR": project}
+
+        def read(index: int, path: str) -> bytes:
+            data = json.loads(payload(index))
+            data["cwd"] = project
+            data["tool_input"] = {"file_path": path}
+            data["tool_response"]["file"]["filePath"] = path
+            return json.dumps(data).encode()
+
+        cpu: dict[str, list[float]] = {"with": [], "without": [], "bare": []}
+        for i in range(runs + 3):
+            with_files = run_measured(argv, read(50_000 + i, module), hook_env)
+            without = run_measured(argv, read(60_000 + i, ""), hook_env)
+            bare = run_measured([python, "-c", "pass"], b"", hook_env)
+            for result in (with_files, without, bare):
+                if result.returncode != 0 or result.stderr:
+                    raise RuntimeError(f"exited {result.returncode}: {result.stderr[-300:]!r}")
+            if i >= 3:
+                cpu["with"].append(with_files.cpu_s * 1000)
+                cpu["without"].append(without.cpu_s * 1000)
+                cpu["bare"].append(bare.cpu_s * 1000)
+    with sqlite3.connect(os.path.join(env["CLAUDE_MEM_DATA_DIR"], "claude-mem.db")) as conn:
+        stored = conn.execute("SELECT COUNT(*) FROM pending_events WHERE json_extract(payload, '$.files') IS NOT NULL"
+                              ).fetchone()[0]
+    medians = {name: statistics.median(values) for name, values in cpu.items()}
+    return {
+        "file_bytes": len(SOURCE.encode()),
+        "cpu_ms_median": {name: round(value, 2) for name, value in medians.items()},
+        "with_vs_bare": round(medians["with"] / medians["bare"], 3),
+        "without_vs_bare": round(medians["without"] / medians["bare"], 3),
+        "with_vs_without": round(medians["with"] / medians["without"], 3),
+        "events_with_files": int(stored),
+        "runs": runs,
+    }
+
+
 def main(argv: list[str]) -> dict:
     runs = 10 if "--quick" in argv else 30
+    if "--fingerprints" in argv:  # only the fingerprint figure
+        with tempfile.TemporaryDirectory(prefix="bench-hooks-") as data_dir:
+            env = {**os.environ, "CLAUDE_PLUGIN_ROOT": REPO, "CLAUDE_MEM_DATA_DIR": data_dir, "CLAUDE_MEM_AUTOSTART": "false"}
+            return {"fingerprints": fingerprint_cost(sys.executable, env, runs)}
     command = hook_command()
     with tempfile.TemporaryDirectory(prefix="bench-hooks-") as data_dir:
         env = {**os.environ, "CLAUDE_PLUGIN_ROOT": REPO, "CLAUDE_MEM_DATA_DIR": data_dir, "CLAUDE_MEM_AUTOSTART": "false"}
@@ -113,6 +169,7 @@ def main(argv: list[str]) -> dict:
         script = os.path.join(os.path.dirname(sys.executable), "claude-mem")
         console_script = compare([script, "hook", "post-tool"], [sys.executable, "-c", "pass"], env, runs, 40_000) \
             if os.path.exists(script) else None
+        fingerprints = fingerprint_cost(real, env, runs)
     return {
         "command": command,
         "interpreter": real,
@@ -124,6 +181,7 @@ def main(argv: list[str]) -> dict:
         "installed_command": installed_command(),
         "installed": installed,
         "console_script": console_script,
+        "fingerprints": fingerprints,
         "within_budget": max(as_installed["ratio"], resolved["ratio"], installed["ratio"]) <= BUDGET_RATIO,
     }
 

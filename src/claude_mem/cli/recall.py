@@ -204,15 +204,18 @@ def context(project: str | None, source: str, session_id: str | None, as_json: b
 @click.option("--type", "kind", default="discovery", show_default=True, type=click.Choice(OBSERVATION_TYPES),
               help="Observation type.")
 @click.option("--title", help="One-line title (default: the first sentence of TEXT).")
+@click.option("--file", "files", multiple=True, metavar="PATH",
+              help="A file the note is about (repeatable): fingerprinted now, so the note shows as changed once it is.")
 @project_option("Project (key, display name or path); default: the current directory's.")
 @json_option("Print the stored observation as JSON.")
-def remember(text: str, kind: str, title: str | None, project: str | None, as_json: bool) -> None:
+def remember(text: str, kind: str, title: str | None, files: tuple[str, ...], project: str | None,
+             as_json: bool) -> None:
     """Store a note by hand; it shows in the session-start index and in search like any other.
 
     Example: claude-mem remember "Deploys need VPN access" --type decision
     """
     with opened() as conn:
-        stored = store_note(conn, text, current_project(conn, project), kind, title)
+        stored = store_note(conn, text, current_project(conn, project), kind, title, files=files)
     if as_json:
         emit_json(stored)
         return

@@ -129,6 +129,20 @@ def _after_capture(hook: str, data_dir: str, config: "dict[str, Any]") -> None:
     ensure_worker(data_dir, config)
 
 
+def _fingerprint(data_dir: str, hook: str, record: "dict[str, Any]", incoming: "dict[str, Any]",
+                 env: "dict[str, Any]") -> None:
+    """The files a Read/Edit/Write… names, fingerprinted after the tool ran (issue 26), into the
+    record's payload as `files` and `commit`. Fail-open: a failure here only costs the fingerprints."""
+    try:
+        from claude_mem.capture.fingerprint import for_event
+
+        found = for_event(incoming, env)
+        if found:
+            record["payload"].update(found)
+    except Exception as exc:  # noqa: BLE001 - the event is stored with or without its fingerprints
+        diagnostics.log(data_dir, hook, f"file fingerprints skipped: {type(exc).__name__}")
+
+
 def handle(hook: str, raw: bytes, env: "dict[str, Any]") -> int:
     """Process one hook call; always returns 0."""
     data_dir = settings.data_dir()
@@ -151,6 +165,8 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]") -> int:
     except BadInput as exc:
         return _bad_input(hook, data_dir, raw, str(exc))
     cwd = str(record["cwd"] or "")
+    if kind in ("tool", "tool_failure"):
+        _fingerprint(data_dir, hook, record, incoming, env)
     if kind == "prompt":
         _mark_turn(data_dir, record)
     outcome, conn = _store(data_dir, record, hook)

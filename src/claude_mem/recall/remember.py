@@ -1,9 +1,13 @@
 """`remember`: a manual observation, stored like any other so it shows in context and search."""
 
 import hashlib
+import os
 import re
+from collections.abc import Sequence
+from typing import Any
 
 from claude_mem import privacy
+from claude_mem.capture import fingerprint
 from claude_mem.domain import OBSERVATION_TYPES, RecallError
 from claude_mem.store import Store, memory
 from claude_mem.store.rows import ObservationRow
@@ -32,12 +36,33 @@ def content_hash(kind: str, title: str, text: str) -> str:
     return hashlib.sha256("\x1f".join(("manual", kind, title, text)).encode("utf-8")).hexdigest()
 
 
+def file_fingerprints(paths: Sequence[str], project: str, base: str | None = None) -> list[dict[str, Any]]:
+    """The fingerprints (`store.fingerprints.FileFingerprint`) of the files a note names
+    (`remember --file`), taken now, relative to the checkout root of `project` (its key is its root
+    path; else `base`). A relative path is read from `base` (default: the current directory).
+    RecallError names a path that is not a file inside the project."""
+    if len(paths) > fingerprint.MAX_FILES_PER_EVENT:
+        raise RecallError(f"too many files ({len(paths)}; at most {fingerprint.MAX_FILES_PER_EVENT})")
+    base = base or os.getcwd()
+    start = project if os.path.isdir(project) else base
+    found: list[dict[str, Any]] = []
+    for path in paths:
+        files, _commit = fingerprint.fingerprints([path], base, start)
+        if not files:
+            root = fingerprint.checkout(start)[0]
+            raise RecallError(f"--file {path}: not a file inside the project ({root})")
+        found.extend(item for item in files if item["path"] not in {known["path"] for known in found})
+    return found
+
+
 def remember(
-    conn: Store, text: str, project: str, kind: str = "discovery", title: str | None = None
+    conn: Store, text: str, project: str, kind: str = "discovery", title: str | None = None,
+    files: Sequence[str] = (), base: str | None = None,
 ) -> Remembered:
     """Store a manual observation (no session); the same note twice returns the first. Adds `created`.
 
-    `<private>` spans are dropped and secrets redacted, as for everything the hooks capture."""
+    `<private>` spans are dropped and secrets redacted, as for everything the hooks capture. `files`
+    (paths, relative ones from `base`) are fingerprinted now and recorded as what the note is about."""
     raw = (text or "").strip()
     if not raw:
         raise RecallError("nothing to remember: the text is empty")
@@ -49,6 +74,7 @@ def remember(
     if kind not in OBSERVATION_TYPES:
         raise RecallError(f"unknown type {kind!r} (known: {', '.join(OBSERVATION_TYPES)})")
     heading = " ".join(privacy.clean(title or "").split()) or default_title(body)
+    prints = file_fingerprints(files, project, base) if files else []
     stored, created = memory.add_manual_observation(conn, project, kind, heading, body,
-                                                    content_hash(kind, heading, body))
+                                                    content_hash(kind, heading, body), prints)
     return {**stored, "created": created}

@@ -8,10 +8,10 @@ API and MCP print them. Validation, paging limits and time parsing stay in `reca
 """
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from claude_mem.store import rows
+from claude_mem.store import fingerprints, rows
 from claude_mem.store.rows import ObservationRow, SummaryRow
 from claude_mem.store.transaction import transaction
 
@@ -210,8 +210,9 @@ def session_records(conn: sqlite3.Connection, session_id: int, limit: int) -> di
 
 
 def add_manual_observation(conn: sqlite3.Connection, project: str, kind: str, title: str, narrative: str,
-                           content_hash: str) -> tuple[ObservationRow, bool]:
-    """(the stored note, whether it is new): a note with no session, stored once per project and hash."""
+                           content_hash: str, files: Sequence[Mapping[str, object]] = ()) -> tuple[ObservationRow, bool]:
+    """(the stored note, whether it is new): a note with no session, stored once per project and hash;
+    `files` (fingerprints) are recorded as the files it is about (a path already recorded is kept)."""
     with transaction(conn):
         existing = conn.execute(
             "SELECT id FROM observations WHERE session_id IS NULL AND project = ? AND content_hash = ?",
@@ -225,5 +226,7 @@ def add_manual_observation(conn: sqlite3.Connection, project: str, kind: str, ti
             ).lastrowid
         else:
             row_id = existing[0]
+        if files and row_id is not None:
+            fingerprints.add(conn, row_id, files)
     cursor = conn.execute("SELECT * FROM observations WHERE id = ?", (row_id,))
     return cast(ObservationRow, row_dict(cursor, cursor.fetchone())), existing is None

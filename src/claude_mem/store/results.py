@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from claude_mem import privacy
 from claude_mem.domain import iso
-from claude_mem.store import caught_late, rows
+from claude_mem.store import caught_late, fingerprints, rows
 from claude_mem.store.models import Batch, ParsedObservation, ParsedSummary
 from claude_mem.store.transaction import transaction
 
@@ -86,6 +86,7 @@ def store_batch(
     happened = event_time(batch, now)  # results are dated by their events; `processed_at` says when stored
     marks = ",".join("?" * len(batch.events))
     prompt_number = _prompt_number(batch)
+    batch_files = _batch_files(batch)
     with transaction(conn):
         ours = conn.execute(
             f"SELECT COUNT(*) FROM pending_events WHERE id IN ({marks}) AND status = 'claimed' AND lease_until = ?",
@@ -108,6 +109,8 @@ def store_batch(
                     "SELECT id FROM observations WHERE session_id = ? AND content_hash = ?",
                     (batch.session_id, digest),
                 ).fetchone()[0]
+            if batch_files:
+                fingerprints.add(conn, observation_id, _files_of(obs, batch_files))
             if caught:
                 catches.append(caught_late.Catch("observation", observation_id, obs.type))
             conn.executemany(
@@ -152,6 +155,29 @@ def store_batch(
         )
         stored.observations, stored.summaries = observation_ids, summary_ids
     return stored
+
+
+def _batch_files(batch: Batch) -> dict[str, Mapping[str, object]]:
+    """path → the batch's latest fingerprint of it (the hooks put them in tool events' `files`)."""
+    found: dict[str, Mapping[str, object]] = {}
+    for event in batch.events:
+        files = event.payload.get("files")
+        for item in files if isinstance(files, list) else ():
+            if isinstance(item, dict) and isinstance(item.get("path"), str) and item["path"]:
+                found.pop(item["path"], None)
+                found[item["path"]] = item  # re-inserted: the latest comes last
+    return found
+
+
+def _files_of(obs: ParsedObservation, batch_files: Mapping[str, Mapping[str, object]]) -> list[Mapping[str, object]]:
+    """The batch's fingerprints an observation inherits: those of the files it names (absolute or
+    relative spellings match by their trailing path components), or all of them when it names none."""
+    named = [name.strip().replace("\\", "/").removeprefix("./").rstrip("/")
+             for name in (*obs.files_read, *obs.files_modified) if isinstance(name, str) and name.strip()]
+    if not named:
+        return list(batch_files.values())
+    return [item for path, item in batch_files.items()
+            if any(name == path or name.endswith("/" + path) or path.endswith("/" + name) for name in named)]
 
 
 def _cleaned(parsed: T) -> T:
