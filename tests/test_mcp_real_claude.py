@@ -3,6 +3,7 @@ against the fake Messages API: the CLI starts it from `.mcp.json`, offers its to
 under their plugin names, calls one, and sends the plain-text result back to the model."""
 
 import json
+import re
 
 import pytest
 
@@ -26,15 +27,17 @@ def test_claude_code_offers_and_calls_the_memory_tools(data_dir, tmp_path):
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": [PREFIX + "search"]}}))
     with FakeAnthropic() as fake:
-        result = run_claude("please search memory for spool ingest", fake.url, str(project), str(home),
-                            {"CLAUDE_MEM_AUTOSTART": "false"})
+        # Claude Code may send its first requests before the MCP server has connected (a slow start
+        # under load): the model works, a second per step, until the tools are offered, then searches.
+        result = run_claude("please wait for the memory tools, then search memory for spool ingest", fake.url,
+                            str(project), str(home), {"CLAUDE_MEM_AUTOSTART": "false"})
         bodies = [request.body for request in fake.posts("/v1/messages") if isinstance(request.body, dict)]
     assert result.returncode == 0, result.stderr[-2000:]
-    assert json.loads(result.stdout)["result"] == "Done: scenario finished after 1 tool call(s)"
+    assert re.fullmatch(r"Done: scenario finished after \d+ tool call\(s\)", json.loads(result.stdout)["result"])
     main = [body for body in bodies if body.get("tools")]
-    tool_names = {tool.get("name") for tool in main[0]["tools"]}
+    tool_names = {tool.get("name") for tool in main[-1]["tools"]}
     assert {PREFIX + "search", PREFIX + "timeline", PREFIX + "get_observations"} <= tool_names
-    search_tool = next(tool for tool in main[0]["tools"] if tool.get("name") == PREFIX + "search")
+    search_tool = next(tool for tool in main[-1]["tools"] if tool.get("name") == PREFIX + "search")
     assert "Step 1 of 3" in search_tool["description"]
     assert search_tool["input_schema"]["properties"]["limit"]["maximum"] == 100
     # The server's instructions reach the model.

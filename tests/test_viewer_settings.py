@@ -4,6 +4,7 @@ write-only, environment-set keys read-only with the reason, the restart offer; t
 and applied before the first paint; every view at 360 px."""
 
 import json
+import re
 
 import pytest
 
@@ -97,7 +98,7 @@ def test_a_secret_is_write_only_never_in_the_page_or_any_response(served, open_p
     row.locator("input").fill(SECRET)
     row.locator("button.save").click()
     wait_for(lambda: settings_file(data_dir).get("anthropic_api_key") == SECRET, 10, "the secret saved")
-    row.locator(".secret-state", has_text="set").wait_for()
+    row.locator(".secret-state", has_text=re.compile(r"^set$")).wait_for()
     assert setting(page, "anthropic_api_key").locator(".secret-state").text_content() == "set"
     assert setting(page, "anthropic_api_key").locator("input").input_value() == ""
     page.reload()
