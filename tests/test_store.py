@@ -387,6 +387,8 @@ def test_ids_are_never_reused_after_the_upgrade_and_the_rebuild_keeps_every_row(
     uids = old.execute("SELECT id, uid FROM observations ORDER BY id").fetchall() if start >= 6 else None
     if start >= 10:  # the change log remembers the deleted newest id
         old.execute("DELETE FROM observations WHERE id = 3")
+    if start >= 9:  # a late catch names a deleted summary's id
+        old.execute("INSERT INTO late_catches (row_kind, row_id) VALUES ('summary', 7)")
     old.close()
 
     upgraded = db.connect(path)
@@ -417,3 +419,5 @@ def test_ids_are_never_reused_after_the_upgrade_and_the_rebuild_keeps_every_row(
     upgraded.execute("DELETE FROM sessions")
     assert upgraded.execute("SELECT COUNT(*) FROM prompts").fetchone()[0] == 0
     assert add_session(upgraded, "s2") == 2
+    summary = upgraded.execute("INSERT INTO summaries (session_id, project) VALUES (2, '/p')").lastrowid
+    assert summary == (8 if start >= 9 else 2)

@@ -486,7 +486,8 @@ def m012_ids(conn: sqlite3.Connection) -> None:
     summaries get `AUTOINCREMENT` by SQLite's table rebuild (new table, copy, drop, rename), keeping
     every id (so the FTS rows, vectors and references stay valid), every uid, index and trigger. The
     table's own stored definition is rebuilt, so whatever columns earlier migrations added come along;
-    its sequence starts at the highest id it ever had, a deleted row's id in the change log included.
+    its sequence starts at the highest id it ever had, a deleted row's id in the change log (or a late
+    catch's, or a vector's) included.
     The runner turns foreign keys off around migrations (a DROP would cascade); a rebuild must not add
     a foreign key violation."""
     before = set(conn.execute("PRAGMA foreign_key_check").fetchall())
@@ -511,7 +512,9 @@ def m012_ids(conn: sqlite3.Connection) -> None:
                 conn.execute(extra)
             highest = conn.execute(
                 f"SELECT MAX(COALESCE((SELECT MAX(id) FROM {table}), 0),"
-                " COALESCE((SELECT MAX(row_id) FROM changes WHERE kind = ?), 0))", (kind,)
+                " COALESCE((SELECT MAX(row_id) FROM changes WHERE kind = :kind), 0),"
+                " COALESCE((SELECT MAX(row_id) FROM late_catches WHERE row_kind = :kind), 0),"
+                " COALESCE((SELECT MAX(row_id) FROM vectors WHERE kind = :kind), 0))", {"kind": kind}
             ).fetchone()[0]
             conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (table,))
             conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (table, highest))
