@@ -160,6 +160,18 @@ def test_forget_observation_reports_what_was_removed(client, seeded, data_dir):
     assert_error(client.delete("/api/observations/nope"), 400)
 
 
+def test_forget_observation_takes_the_summary_of_its_turn_and_the_preview_says_so(client, seeded, data_dir):
+    """Issue 26: the turn's summary restates the observation; the preview (the viewer's dialog) names it."""
+    preview = client.get("/api/forget/preview", params={"observation": seeded["o1"]}).json()
+    assert preview == {"describe": f"1 observation(s) (#{seeded['o1']}) and the summary of its turn (S{seeded['s1']})",
+                       "counts": {"observations": 1, "events": 0, "summaries": 1}}
+    body = client.delete(f"/api/observations/{seeded['o1']}").json()
+    assert body["removed"]["summaries"] == [seeded["s1"]] and body["counts"]["summaries"] == 1
+    assert not rows(data_dir, "SELECT 1 FROM summaries WHERE id = ?", seeded["s1"])
+    loose = client.get("/api/forget/preview", params={"observation": seeded["loose"]}).json()
+    assert loose["counts"] == {"observations": 1, "events": 0}  # no turn number: no summary goes
+
+
 def test_forget_session_lists_its_rows_and_keeps_the_cli_guarantees(client, seeded, data_dir):
     snapshot = backup.snapshot(str(data_dir), keep=5)
     body = client.delete(f"/api/sessions/{STORY}").json()

@@ -151,3 +151,63 @@ def test_backups_are_named_in_one_place_so_forget_scrubs_whatever_the_snapshots_
     assert report["backups"]["rewritten"] == [snapshot]
     with open(snapshot, "rb") as handle:
         assert b"billing module" not in handle.read()
+
+
+def test_forgetting_an_observation_takes_the_summary_of_its_turn_and_says_so(data_dir):
+    """Issue 26: the turn's summary restates the observation, so forget means gone means both."""
+    conn = db.connect(db.db_path(str(data_dir)))
+    session = add_session(conn, "sess-turns", PROJECT)
+    conn.execute("INSERT INTO pending_events (event_key, session_id, kind, prompt_number, payload, status)"
+                 " VALUES ('ev-turn2', ?, 'tool', 2, '{}', 'done')", (session,))
+    by_number = add_observation(conn, PROJECT, "Wallabyflag is read at boot", session_id=session)
+    conn.execute("UPDATE observations SET prompt_number = 1 WHERE id = ?", (by_number,))
+    by_source = add_observation(conn, PROJECT, "Numbatflag gates the export", session_id=session)
+    conn.execute("INSERT INTO observation_sources VALUES (?, (SELECT id FROM pending_events WHERE event_key = 'ev-turn2'))",
+                 (by_source,))
+    first = add_summary(conn, session, PROJECT, learned="Wallabyflag is read at boot")
+    second = add_summary(conn, session, PROJECT, learned="Numbatflag gates the export")
+    other = add_summary(conn, session, PROJECT, learned="Dingoflag is unrelated")
+    for summary, number in ((first, 1), (second, 2), (other, 3)):
+        conn.execute("UPDATE summaries SET prompt_number = ? WHERE id = ?", (number, summary))
+    note = remember(conn, "Wallabyflag notes have no turn", PROJECT)["id"]
+    backup.snapshot(str(data_dir), keep=5)
+
+    planned = forgetting.plan(conn, [by_number])
+    assert planned["counts"] == {"observations": 1, "events": 0, "summaries": 1}
+    assert planned["describe"] == f"1 observation(s) (#{by_number}) and the summary of its turn (S{first})"
+    assert forgetting.plan(conn, [note])["counts"] == {"observations": 1, "events": 0}  # a note has no turn
+    conn.close()
+
+    result = CliRunner().invoke(cli, ["forget", str(by_number), "--yes"])
+    assert result.exit_code == 0, result.output
+    assert f"the summary of its turn (S{first})" in result.output and "1 summaries" in result.output
+    result = CliRunner().invoke(cli, ["forget", str(by_source), "--yes", "--json"])
+    report = json.loads(result.stdout)
+    assert report["counts"]["summaries"] == 1 and report["removed"]["summaries"] == [second]
+    assert f"S{second}" in report["forgot"]
+
+    def found(query: str) -> list[tuple[str, int]]:
+        result = CliRunner().invoke(cli, ["search", query, "--json", "--project", PROJECT, "--kind", "observation",
+                                          "--kind", "summary"])
+        return [(item["kind"], item["id"]) for item in json.loads(result.stdout)["items"]]
+
+    assert found("Wallabyflag") == [("observation", note)]  # neither the observation nor its summary
+    assert found("Numbatflag") == [] and found("Dingoflag") == [("summary", other)]
+    for path in [db.db_path(str(data_dir)), *report["backups"]["rewritten"]]:
+        check = sqlite3.connect(path)
+        assert [r[0] for r in check.execute("SELECT id FROM summaries ORDER BY id")] == [other], path
+        assert check.execute("SELECT COUNT(*) FROM observations WHERE id = ?", (note,)).fetchone()[0] == 1
+        check.close()
+    assert grep(str(data_dir), b"wallabyflag is read") == []
+
+
+def test_forgetting_the_newest_observation_never_hands_its_id_to_the_next(data_dir):
+    """Issue 26: `#N` cited earlier must never come to name another note (ids are AUTOINCREMENT, m012)."""
+    here = str(data_dir.parent)
+    first = json.loads(CliRunner().invoke(cli, ["remember", "Quollmarker one", "--project", here, "--json"]).stdout)
+    newest = json.loads(CliRunner().invoke(cli, ["remember", "Quollmarker two", "--project", here, "--json"]).stdout)
+    assert CliRunner().invoke(cli, ["forget", str(newest["id"]), "--yes"]).exit_code == 0
+    again = json.loads(CliRunner().invoke(cli, ["remember", "Quollmarker three", "--project", here, "--json"]).stdout)
+    assert again["id"] > newest["id"] > first["id"]
+    shown = CliRunner().invoke(cli, ["show", str(newest["id"])])
+    assert "Quollmarker three" not in shown.output

@@ -41,6 +41,7 @@ EXPECTED_TABLES = {
     "late_catches": ["id", "caught_at", "row_kind", "row_id", "detail"],
     "changes": ["seq", "kind", "op", "row_id", "session"],
     "observation_files": ["observation_id", "path", "size", "mtime_ns", "hash", "commit_sha"],
+    "sqlite_sequence": ["name", "seq"],  # m012: ids are never reused
 }
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
@@ -361,3 +362,62 @@ def test_the_change_log_bounds_itself_keeping_the_newest_so_sequence_numbers_onl
     conn.execute("VACUUM")  # a forget's scrub
     conn.execute("INSERT INTO prompts (session_id, prompt_number, text) VALUES (?, 12001, 'p')", (sid,))
     assert conn.execute("SELECT MAX(seq) FROM changes").fetchone()[0] == 12_001
+
+
+@pytest.mark.parametrize("start", range(1, migrations.MIGRATIONS.index(migrations.m012_ids) + 1))
+def test_ids_are_never_reused_after_the_upgrade_and_the_rebuild_keeps_every_row(tmp_path, start):
+    """m012 (issue 26): the four tables get AUTOINCREMENT by a table rebuild that keeps ids, FTS rows,
+    vectors, uids, children (no cascade fires) and triggers; a forgotten newest id never comes back."""
+    path = str(tmp_path / "old.db")
+    old = db.connect(path, migrate=False)
+    migrations.migrate(old, target=start)
+    session = add_session(old)
+    old.execute("INSERT INTO prompts (session_id, prompt_number, text) VALUES (?, 1, 'ask about wombats')", (session,))
+    old.execute("INSERT INTO pending_events (event_key, session_id, kind, payload) VALUES ('e1', ?, 'tool', '{}')", (session,))
+    for n in (1, 2, 3):
+        old.execute("INSERT INTO observations (session_id, project, type, title, narrative, content_hash, prompt_number)"
+                    " VALUES (?, '/p', 'discovery', ?, 'narrative', ?, 1)", (session, f"wombat number{n}", f"h{n}"))
+    old.execute("INSERT INTO observation_sources VALUES (2, 1)")
+    old.execute("INSERT INTO summaries (session_id, project, request, prompt_number) VALUES (?, '/p', 'wombat summary', 1)",
+                (session,))
+    if start >= 3:
+        old.execute("INSERT INTO vectors (kind, row_id, model, vector) VALUES ('observation', 2, 'm', x'00')")
+    if start >= 4:
+        old.execute("INSERT INTO shown VALUES (?, 2)", (session,))
+    uids = old.execute("SELECT id, uid FROM observations ORDER BY id").fetchall() if start >= 6 else None
+    if start >= 10:  # the change log remembers the deleted newest id
+        old.execute("DELETE FROM observations WHERE id = 3")
+    if start >= 9:  # a late catch names a deleted summary's id
+        old.execute("INSERT INTO late_catches (row_kind, row_id) VALUES ('summary', 7)")
+    old.close()
+
+    upgraded = db.connect(path)
+    assert upgraded.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert upgraded.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert "AUTOINCREMENT" in upgraded.execute("SELECT sql FROM sqlite_master WHERE name = 'observations'").fetchone()[0]
+    kept = [1, 2] if start >= 10 else [1, 2, 3]
+    assert [r[0] for r in upgraded.execute("SELECT id FROM observations ORDER BY id")] == kept
+    assert fts_ids(upgraded, "observations", "wombat") == kept
+    assert fts_ids(upgraded, "summaries", "wombat") == [1] and fts_ids(upgraded, "prompts", "wombats") == [1]
+    assert upgraded.execute("SELECT * FROM observation_sources").fetchall() == [(2, 1)]
+    if start >= 3:
+        assert upgraded.execute("SELECT row_id FROM vectors").fetchall() == [(2,)]
+    if start >= 4:
+        assert upgraded.execute("SELECT observation_id FROM shown").fetchall() == [(2,)]
+    if uids is not None:
+        assert upgraded.execute("SELECT id, uid FROM observations ORDER BY id").fetchall() == uids[:len(kept)]
+    # Forget the newest, add one: a new id; the triggers (FTS, uid, change log, vectors) still fire.
+    upgraded.execute("DELETE FROM observations WHERE id = ?", (kept[-1],))
+    assert fts_ids(upgraded, "observations", "wombat") == kept[:-1]
+    new = upgraded.execute("INSERT INTO observations (session_id, project, type, title, narrative, content_hash)"
+                           " VALUES (1, '/p', 'change', 'wombat fresh', 'n', 'h9')").lastrowid
+    assert new == 4
+    assert fts_ids(upgraded, "observations", "fresh") == [4]
+    assert upgraded.execute("SELECT uid IS NOT NULL FROM observations WHERE id = 4").fetchone()[0] == 1
+    assert ("observation", "insert", 4) in upgraded.execute("SELECT kind, op, row_id FROM changes").fetchall()
+    # Deleting a session still cascades (foreign keys on again).
+    upgraded.execute("DELETE FROM sessions")
+    assert upgraded.execute("SELECT COUNT(*) FROM prompts").fetchone()[0] == 0
+    assert add_session(upgraded, "s2") == 2
+    summary = upgraded.execute("INSERT INTO summaries (session_id, project) VALUES (2, '/p')").lastrowid
+    assert summary == (8 if start >= 9 else 2)

@@ -299,3 +299,30 @@ def test_the_author_of_a_session_and_an_observation_shows_when_team_memory_recor
                                            "author": "ana", "created_at": "2999-01-01T00:00:00.000Z"})
     page.locator("#feed .card", has_text="By a teammate").locator(".author").wait_for()
     assert page.locator("#feed .card", has_text="By a teammate").locator(".author").text_content() == "by ana"
+
+
+def test_forgetting_an_observation_names_the_summary_of_its_turn_before_asking(served, open_page, data_dir):
+    """Issue 26: the turn's summary restates the observation; the dialog says it goes too, and it does."""
+    seed_story(data_dir)
+    title = "Retry idempotent requests only; POST is never retried"
+    oid = observation_id(data_dir, title)
+    conn = sqlite3.connect(db.db_path(str(data_dir)))
+    sid = conn.execute("SELECT s.id FROM summaries s JOIN observations o ON o.session_id = s.session_id"
+                       " WHERE o.id = ? ORDER BY s.id LIMIT 1", (oid,)).fetchone()[0]
+    conn.execute("UPDATE summaries SET prompt_number = (SELECT prompt_number FROM observations WHERE id = ?)"
+                 " WHERE id = ?", (oid, sid))
+    conn.commit()
+    conn.close()
+    watched = open_page(served.start().url)
+    page = watched.page
+    card = page.locator(f'#feed .card[data-key="observation:{oid}"]')
+    card.locator(".card-head").click()
+    card.locator(".forget-observation").click()
+    page.locator("#forget-dialog").wait_for()
+    page.wait_for_function("document.querySelectorAll('#forget-counts li').length >= 2")
+    assert page.locator("#forget-counts li").all_text_contents() == ["1 observation", "1 summary"]
+    assert f"the summary of its turn (S{sid})" in page.text_content("#forget-describe")
+    page.click("#forget-confirm")
+    card.wait_for(state="detached")
+    assert count(data_dir, "SELECT COUNT(*) FROM summaries WHERE id = ?", sid) == 0
+    watched.assert_clean()

@@ -49,6 +49,19 @@ def current_project(conn: Store, value: str | None) -> str:
     return store_projects.project_here(conn, os.getcwd())
 
 
+def note_project(conn: Store, value: str | None) -> str:
+    """`current_project`, with a checkout registered (and its remote) as a session start registers it, so
+    a note made before any session stays with its checkout (issue 26)."""
+    if value:
+        try:
+            return resolve_project(conn, value) or value
+        except RecallError:
+            if os.path.isdir(value):
+                return store_projects.register_path(conn, value)
+            raise
+    return store_projects.register_here(conn, os.getcwd())
+
+
 def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
                 anchor_column: bool = False) -> Table:
     table = Table(show_header=True, header_style="bold", expand=False)
@@ -215,7 +228,7 @@ def remember(text: str, kind: str, title: str | None, files: tuple[str, ...], pr
     Example: claude-mem remember "Deploys need VPN access" --type decision
     """
     with opened() as conn:
-        stored = store_note(conn, text, current_project(conn, project), kind, title, files=files)
+        stored = store_note(conn, text, note_project(conn, project), kind, title, files=files)
     if as_json:
         emit_json(stored)
         return

@@ -30,10 +30,20 @@ def plan(
         if missing:
             raise UnknownRecord(f"unknown observation id(s): {', '.join(ref('observation', i) for i in missing)}")
         events = repository.orphan_event_keys(conn, wanted)
+        # The summaries of the turns they came from restate them: they go too, and the user is told.
+        summaries = repository.turn_summaries(conn, wanted)
+        describe = f"{len(found)} observation(s) ({', '.join(ref('observation', i) for i in wanted)})"
+        counts = {"observations": len(found), "events": len(events)}
+        if summaries:
+            counts["summaries"] = len(summaries)
+            turns = "its turn" if len(wanted) == 1 else "their turns"
+            noun = "summary" if len(summaries) == 1 else "summaries"
+            describe += f" and the {noun} of {turns} ({', '.join(ref('summary', i) for i in summaries)})"
         return {
-            "target": {"observations": [found[i] for i in wanted], "event_keys": events},
-            "counts": {"observations": len(found), "events": len(events)},
-            "describe": f"{len(found)} observation(s) ({', '.join(ref('observation', i) for i in wanted)})",
+            "target": {"observations": [found[i] for i in wanted], "event_keys": events,
+                       "summaries": list(summaries.values())},
+            "counts": counts,
+            "describe": describe,
         }
     if session:
         row = repository.find_session(conn, session)

@@ -7,9 +7,10 @@ truncate the WAL. Backups were all taken before the forget: each gets the same d
 VACUUM, and one that cannot be rewritten is deleted.
 
 A *target* names rows by what is the same in every copy of the database, never by row id:
-- `{"observations": [[content_session_id, project, content_hash], ...], "event_keys": [...]}` —
-  an observation is (its session's Claude Code id, its content hash), the hash being unique per
-  session; a manual note (no session, `content_session_id` None) is (project, content hash);
+- `{"observations": [[content_session_id, project, content_hash], ...], "event_keys": [...],
+  "summaries": [uid, ...]}` — an observation is (its session's Claude Code id, its content hash), the
+  hash being unique per session; a manual note (no session, `content_session_id` None) is (project,
+  content hash); the summaries of the turns it came from (they restate it) go by their uid;
 - `{"session": content_session_id}`;
 - `{"project": project_key}`.
 """
@@ -62,6 +63,23 @@ def orphan_event_keys(conn: sqlite3.Connection, ids: Sequence[int]) -> list[str]
     )]
 
 
+def turn_summaries(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
+    """Row id → uid of the summaries of the turns these observations came from: same session, and the
+    observation's prompt number, a prompt number of an event it came from, or a summary made from such
+    an event. A manual note (no session) has none."""
+    marks = ", ".join("?" for _ in ids)
+    rows = conn.execute(
+        "SELECT DISTINCT s.id, s.uid FROM observations o JOIN summaries s ON s.session_id = o.session_id"
+        f" WHERE o.id IN ({marks}) AND s.uid IS NOT NULL AND (s.prompt_number = o.prompt_number"
+        " OR s.prompt_number IN (SELECT e.prompt_number FROM observation_sources src"
+        "  JOIN pending_events e ON e.id = src.event_id WHERE src.observation_id = o.id)"
+        " OR s.event_id IN (SELECT src.event_id FROM observation_sources src WHERE src.observation_id = o.id))"
+        " ORDER BY s.id",
+        list(ids),
+    ).fetchall()
+    return {int(row[0]): str(row[1]) for row in rows}
+
+
 def session_counts(conn: sqlite3.Connection, session_id: int) -> dict[str, int]:
     """Rows that forgetting the session removes, per table."""
     counts = {name: int(conn.execute(f"SELECT COUNT(*) FROM {name} WHERE session_id = ?", (session_id,)).fetchone()[0])
@@ -100,7 +118,10 @@ def removed_ids(conn: sqlite3.Connection, target: Target) -> dict[str, list[Any]
         for observation in target["observations"]:
             where, where_args = _observation_where(*observation)
             found += ids(f"SELECT id FROM observations WHERE {where}", where_args)
-        return {"observations": sorted(found), "summaries": [], "prompts": [], "sessions": []}
+        summaries: list[int] = []
+        for uid in target.get("summaries", ()):
+            summaries += ids("SELECT id FROM summaries WHERE uid = ?", (uid,))
+        return {"observations": sorted(found), "summaries": sorted(summaries), "prompts": [], "sessions": []}
     column, value = ("content_session_id", target["session"]) if "session" in target else ("project", target["project"])
     sessions = f"SELECT id FROM sessions WHERE {column} = ?"
     # A project's rows outside its sessions (its manual notes) go with it; a session has none.
@@ -120,6 +141,8 @@ def delete(conn: sqlite3.Connection, target: Target) -> None:
         for observation in target["observations"]:
             where, args = _observation_where(*observation)
             conn.execute(f"DELETE FROM observations WHERE {where}", args)
+        for uid in target.get("summaries", ()):
+            conn.execute("DELETE FROM summaries WHERE uid = ?", (uid,))
         for key in target["event_keys"]:
             conn.execute("DELETE FROM pending_events WHERE event_key = ?", (key,))
     elif "session" in target:

@@ -475,6 +475,56 @@ def m011_observation_files(conn: sqlite3.Connection) -> None:
     )
 
 
+# What m012 rebuilds, with the `changes` kind of each (a deleted row's id may be logged only there).
+_NEVER_REUSED = (("sessions", "session"), ("prompts", "prompt"), ("observations", "observation"),
+                 ("summaries", "summary"))
+
+
+def m012_ids(conn: sqlite3.Connection) -> None:
+    """Ids are never reused (issue 26): `#42` cited by an earlier index, an MCP answer or the model's own
+    turn must never come to name another row once 42 is forgotten. Sessions, prompts, observations and
+    summaries get `AUTOINCREMENT` by SQLite's table rebuild (new table, copy, drop, rename), keeping
+    every id (so the FTS rows, vectors and references stay valid), every uid, index and trigger. The
+    table's own stored definition is rebuilt, so whatever columns earlier migrations added come along;
+    its sequence starts at the highest id it ever had, a deleted row's id in the change log (or a late
+    catch's, or a vector's) included.
+    The runner turns foreign keys off around migrations (a DROP would cascade); a rebuild must not add
+    a foreign key violation."""
+    before = set(conn.execute("PRAGMA foreign_key_check").fetchall())
+    conn.execute("PRAGMA legacy_alter_table = ON")  # the rename must not rewrite other tables' triggers
+    try:
+        for table, kind in _NEVER_REUSED:
+            sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()[0]
+            marker = "id INTEGER PRIMARY KEY,"
+            if marker not in sql:
+                raise sqlite3.DatabaseError(f"m012_ids: unexpected definition of {table}")
+            extras = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') AND sql IS NOT NULL"
+                " ORDER BY type = 'trigger', rowid", (table,)
+            ).fetchall()
+            columns = ", ".join(f'"{row[1]}"' for row in conn.execute(f"PRAGMA table_info({table})"))
+            rebuilt = sql.replace(f"CREATE TABLE {table} (", f"CREATE TABLE {table}_m012 (", 1)
+            conn.execute(rebuilt.replace(marker, "id INTEGER PRIMARY KEY AUTOINCREMENT,", 1))
+            conn.execute(f"INSERT INTO {table}_m012 ({columns}) SELECT {columns} FROM {table} ORDER BY id")
+            conn.execute(f"DROP TABLE {table}")
+            conn.execute(f"ALTER TABLE {table}_m012 RENAME TO {table}")
+            for (extra,) in extras:
+                conn.execute(extra)
+            highest = conn.execute(
+                f"SELECT MAX(COALESCE((SELECT MAX(id) FROM {table}), 0),"
+                " COALESCE((SELECT MAX(row_id) FROM changes WHERE kind = :kind), 0),"
+                " COALESCE((SELECT MAX(row_id) FROM late_catches WHERE row_kind = :kind), 0),"
+                " COALESCE((SELECT MAX(row_id) FROM vectors WHERE kind = :kind), 0))", {"kind": kind}
+            ).fetchone()[0]
+            conn.execute("DELETE FROM sqlite_sequence WHERE name = ?", (table,))
+            conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", (table, highest))
+    finally:
+        conn.execute("PRAGMA legacy_alter_table = OFF")
+    if set(conn.execute("PRAGMA foreign_key_check").fetchall()) - before:
+        raise sqlite3.DatabaseError("m012_ids: the rebuild broke a foreign key")
+
+
+
 def m013_processed_at(conn: sqlite3.Connection) -> None:
     """Event time, not processing time (issue 26): an observation's or summary's `created_at` is when the
     events it came from happened, and `processed_at` when the observer stored it (NULL when not known:
@@ -501,7 +551,7 @@ def m013_processed_at(conn: sqlite3.Connection) -> None:
 
 
 MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects,
-              m008_team, m009_caught_late, m010_changes, m011_observation_files, m013_processed_at]
+              m008_team, m009_caught_late, m010_changes, m011_observation_files, m012_ids, m013_processed_at]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -531,6 +581,21 @@ def migrate(conn: sqlite3.Connection, target: int | None = None) -> list[str]:
     and the version is re-read inside it, so concurrent openers never apply one twice.
     """
     target = len(MIGRATIONS) if target is None else target
+    done: list[str] = []
+    # A table rebuild (m012) drops a parent table: with foreign keys on, that would cascade. The pragma
+    # cannot change inside a transaction, so it is off around them and restored after.
+    foreign_keys = conn.execute("PRAGMA foreign_keys").fetchone()[0]
+    if not conn.in_transaction:
+        conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        done = _migrate(conn, target)
+    finally:
+        if not conn.in_transaction:
+            conn.execute(f"PRAGMA foreign_keys = {int(foreign_keys)}")
+    return done
+
+
+def _migrate(conn: sqlite3.Connection, target: int) -> list[str]:
     done: list[str] = []
     for version, migration in enumerate(MIGRATIONS[:target], start=1):
         with transaction(conn):

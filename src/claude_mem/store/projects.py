@@ -11,18 +11,20 @@ from __future__ import annotations
 import sqlite3
 
 from claude_mem import project as identity
+from claude_mem.store.transaction import transaction
 
 if False:  # for the type checker only: `typing` stays off the hook path
     from typing import Any
 
 
-# Best match first: an alias of this path, this path as a known project (or one with sessions from
-# before projects were recorded), an alias of the remote, the first-seen project with this remote.
+# Best match first: an alias of this path, this path as a known project (or one with sessions, or
+# notes, from before it was recorded), an alias of the remote, the first-seen project with this remote.
 _LOOKUP = """
 SELECT project, rank, remote FROM (
     SELECT project, 0 AS rank, NULL AS remote FROM project_aliases WHERE alias = :root
     UNION ALL SELECT key, 1, remote FROM projects WHERE key = :root
     UNION ALL SELECT project, 2, NULL FROM (SELECT project FROM sessions WHERE project = :root LIMIT 1)
+    UNION ALL SELECT project, 2, NULL FROM (SELECT project FROM observations WHERE project = :root LIMIT 1)
     UNION ALL SELECT project, 3, NULL FROM project_aliases WHERE alias = :remote
     UNION ALL SELECT key, 4, NULL FROM (SELECT key FROM projects WHERE remote = :remote ORDER BY first_seen, key LIMIT 1)
 ) ORDER BY rank LIMIT 1
@@ -79,6 +81,26 @@ def register(conn: sqlite3.Connection, root: str, remote: str | None, at: str) -
         conn.execute("INSERT INTO project_aliases (alias, project, created_at) VALUES (?, ?, ?)"
                      " ON CONFLICT (alias) DO NOTHING", (root, key, at))
     return key
+
+
+def register_here(conn: sqlite3.Connection, cwd: str | None, env: dict[str, str] | None = None) -> str:
+    """`project_here`, recorded as a session start records it (`register`, in its own transaction): the
+    one write path for a note made outside a session (`remember`), so that the note's checkout and its
+    remote are known before any session and a second checkout of the same remote joins it."""
+    root, remote = identity.identity(cwd, env)
+    return _register_now(conn, root, remote)
+
+
+def register_path(conn: sqlite3.Connection, path: str) -> str:
+    """`project_of_path`, recorded (see `register_here`)."""
+    root, git_dir = identity.locate(path)
+    return _register_now(conn, root, identity.remote_of(git_dir))
+
+
+def _register_now(conn: sqlite3.Connection, root: str, remote: str | None) -> str:
+    with transaction(conn):
+        at = conn.execute("SELECT strftime('%Y-%m-%dT%H:%M:%fZ', 'now')").fetchone()[0]
+        return register(conn, root, remote, str(at))
 
 
 _LISTING = """
