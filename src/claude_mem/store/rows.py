@@ -41,6 +41,7 @@ class ObservationRow(TypedDict):
     author: str | None
     device: str | None
     team_rev: int | None
+    superseded_by: int | None
 
 
 class SummaryRow(TypedDict):
@@ -123,6 +124,7 @@ class SearchHit(TypedDict):
     session_id: int | None
     author: NotRequired[str | None]
     cosine: NotRequired[float]
+    superseded_by: NotRequired[int | None]
 
 
 def columns(row_type: type) -> tuple[str, ...]:
