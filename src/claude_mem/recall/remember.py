@@ -33,9 +33,11 @@ def content_hash(kind: str, title: str, text: str) -> str:
 
 
 def remember(
-    conn: Store, text: str, project: str, kind: str = "discovery", title: str | None = None
+    conn: Store, text: str, project: str, kind: str = "discovery", title: str | None = None,
+    supersedes: int | None = None,
 ) -> Remembered:
     """Store a manual observation (no session); the same note twice returns the first. Adds `created`.
+    `supersedes`: an earlier observation of the project this note replaces (issue 26).
 
     `<private>` spans are dropped and secrets redacted, as for everything the hooks capture."""
     raw = (text or "").strip()
@@ -49,6 +51,12 @@ def remember(
     if kind not in OBSERVATION_TYPES:
         raise RecallError(f"unknown type {kind!r} (known: {', '.join(OBSERVATION_TYPES)})")
     heading = " ".join(privacy.clean(title or "").split()) or default_title(body)
+    if supersedes is not None and memory.project_of_observation(conn, supersedes) != project:
+        raise RecallError(f"cannot supersede #{supersedes}: no observation of project {project!r} has that id")
     stored, created = memory.add_manual_observation(conn, project, kind, heading, body,
                                                     content_hash(kind, heading, body))
+    if supersedes is not None:
+        if not memory.mark_superseded(conn, stored["id"], supersedes):
+            raise RecallError(f"cannot supersede #{supersedes} with #{stored['id']}: it is not an older observation"
+                              " that this one does not already replace")
     return {**stored, "created": created}
