@@ -19,8 +19,8 @@ from claude_mem.observer.prompts import CONTRACT, turn_request
 from claude_mem.observer.providers.offline import OfflineProvider, near_identical, superseding
 from claude_mem.recall import context as session_context
 from claude_mem.recall import records
-from claude_mem.store import db, memory, results
 from claude_mem.store import context as store_context
+from claude_mem.store import db, memory, results
 from claude_mem.store.models import ParsedObservation, PendingEvent, Related
 from fakes.observer_provider import FakeProvider
 from observer_support import add_event, add_prompt, add_session, connect, drain
