@@ -25,6 +25,7 @@ from claude_mem.store.models import ParsedObservation, PendingEvent, Related
 from fakes.observer_provider import FakeProvider
 from observer_support import add_event, add_prompt, add_session, connect, drain
 from recall_seed import add_observation
+from viewer_support import browser, open_page, served  # noqa: F401  (fixtures)
 
 PROJECT = "/home/dev/proj"
 BLOCK = "<observation><type>decision</type><title>Use uv</title><narrative>Faster.</narrative>{extra}</observation>"
@@ -127,6 +128,8 @@ def test_store_sets_it_only_for_an_older_observation_of_the_same_project_and_nev
     for old in (foreign, 10**6, -1, 0, 2**63 + 5, c, b):  # another project, unknown, invalid, newer, itself
         assert not results.supersede(conn, b, old)
     assert memory.mark_superseded(conn, b, a) and memory.mark_superseded(conn, c, b)
+    assert conn.execute("SELECT kind, op, row_id FROM changes ORDER BY seq DESC LIMIT 2").fetchall() == [
+        ("observation", "update", b), ("observation", "update", a)]  # the viewer's card updates live
     assert not results.supersede(conn, a, c)  # older cannot supersede newer (and no cycle)
     conn.execute("UPDATE observations SET superseded_by = NULL WHERE id = ?", (b,))
     assert conn.execute("SELECT superseded_by FROM observations ORDER BY id").fetchall()[:3] == [(b,), (None,), (None,)]
@@ -219,3 +222,39 @@ def test_remember_supersedes_by_hand(data_dir, monkeypatch):
         wrong = runner.invoke(cli, ["remember", text, "--supersedes", bad])  # unknown; the same note itself
         assert wrong.exit_code == 1 and "cannot supersede" in wrong.output and "Traceback" not in wrong.output
     assert runner.invoke(cli, ["remember", "x", "--supersedes", "abc"]).exit_code == 2
+
+
+def test_http_json_says_superseded_by(chain, data_dir):
+    from starlette.testclient import TestClient
+
+    from claude_mem.worker.app import create_app
+    from test_worker_app import BASE, make_ctx
+
+    _conn, old, new = chain
+    with TestClient(create_app(make_ctx(data_dir, backup_interval_hours=0), services=[]), base_url=BASE) as client:
+        assert client.get(f"/api/observations/{old}").json()["superseded_by"] == new
+        assert client.get(f"/api/observations/{new}").json()["supersedes"] == [old]
+        found = client.get("/api/search", params={"q": "zebra", "mode": "keyword"}).json()["items"]
+        assert [(hit["id"], hit["superseded_by"]) for hit in found] == [(new, None), (old, new)]
+        listed = client.get("/api/observations", params={"project": PROJECT}).json()["items"]
+        assert {item["id"]: item["superseded_by"] for item in listed} == {old: new, new: None}
+
+
+def test_viewer_card_shows_the_chain(chain, data_dir, served, open_page):
+    _conn, old, new = chain
+    watched = open_page(served.start().url)
+    page = watched.page
+    card = page.locator(f'#feed .card[data-key="observation:{old}"]')
+    assert card.locator(".meta .superseded").text_content() == f"superseded by #{new}"
+    card.locator(".card-head").click()
+    card.locator(".chain").wait_for()
+    assert card.locator(".chain").inner_text().strip() == f"Superseded by #{new}"
+    card.locator(".chain-link").click()
+    card.locator(".linked").wait_for()
+    assert "Deploys use the release bucket" in card.locator(".linked").inner_text()
+    successor = page.locator(f'#feed .card[data-key="observation:{new}"]')
+    assert successor.locator(".meta .superseded").count() == 0
+    successor.locator(".card-head").click()
+    successor.locator(".chain").wait_for()
+    assert successor.locator(".chain").inner_text().strip() == f"Supersedes #{old}"
+    watched.assert_clean()
