@@ -258,3 +258,21 @@ def test_viewer_card_shows_the_chain(chain, data_dir, served, open_page):
     successor.locator(".chain").wait_for()
     assert successor.locator(".chain").inner_text().strip() == f"Supersedes #{old}"
     watched.assert_clean()
+
+
+def test_search_by_date_keeps_date_order(chain):
+    conn, old, new = chain
+    oldest = search(conn, SearchQuery.build("zebra", mode="keyword", project=PROJECT, order="oldest"))
+    assert [hit["id"] for hit in oldest.items] == [old, new]
+
+
+def test_a_superseded_chain_settles_below_each_successor():
+    from claude_mem.index.base import SearchResult
+    from claude_mem.index.search import after_successors
+
+    def hit(row_id, after=None, kind="observation"):
+        return {"kind": kind, "id": row_id, "superseded_by": after}
+
+    page = SearchResult(items=[hit(1, 2), hit(2, 3), hit(9, kind="summary"), hit(3), hit(4, 99)], total=5)
+    assert [h["id"] for h in after_successors(page).items] == [9, 3, 2, 1, 4]
+    assert after_successors(page, "newest") is page
