@@ -154,8 +154,8 @@ def related_section(related: Sequence[Related]) -> str:
     """The existing observations a new one may supersede, one line each with its id."""
     if not related:
         return ""
-    lines = [f"#{r.id} [{r.type}] {r.title[:120]}" + (f" ({', '.join(r.files[:3])})" if r.files else "")
-             for r in related]
+    lines = [f"#{r.id} [{r.type}] {' '.join(r.title.split())[:120]}"
+             + (f" ({', '.join(' '.join(f.split())[:120] for f in r.files[:3])})" if r.files else "") for r in related]
     return "Recorded before (newer facts may supersede these):\n" + "\n".join(lines)
 
 
