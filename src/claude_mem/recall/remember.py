@@ -57,6 +57,6 @@ def remember(
                                                     content_hash(kind, heading, body))
     if supersedes is not None:
         if not memory.mark_superseded(conn, stored["id"], supersedes):
-            raise RecallError(f"cannot supersede #{supersedes} with #{stored['id']}: it is not an older observation"
-                              " that this one does not already replace")
+            raise RecallError(f"cannot supersede #{supersedes} with #{stored['id']}: only an older observation can be"
+                              " superseded, and never in a cycle")
     return {**stored, "created": created}
