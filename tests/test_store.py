@@ -22,7 +22,7 @@ EXPECTED_TABLES = {
     "observations": [
         "id", "session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts",
         "files_read", "files_modified", "prompt_number", "content_hash", "input_tokens", "output_tokens",
-        "fetch_count", "created_at", "uid", "author", "device", "team_rev", "processed_at",
+        "fetch_count", "created_at", "uid", "author", "device", "team_rev", "processed_at", "superseded_by",
     ],
     "observation_sources": ["observation_id", "event_id"],
     "summaries": [
@@ -50,11 +50,12 @@ EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "pro
     f"{t}_uid_insert" for t in ("sessions", "prompts", "observations", "summaries")} | {
     f"{t}_team_tombstone" for t in ("sessions", "prompts", "observations", "summaries")} | {"sessions_team_changed"} | {
     f"{t}_change_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "update", "delete")} | {
-    "sessions_change_delete", "changes_bounded"}
+    "sessions_change_delete", "changes_bounded", "observations_change_supersede"}
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
     "summaries_project", "shown_observation", "sessions_uid", "prompts_uid", "observations_uid", "summaries_uid",
     "projects_remote", "sessions_unpushed", "observations_unpushed", "summaries_unpushed", "prompts_unpushed",
+    "observations_superseded_by",
 }
 
 

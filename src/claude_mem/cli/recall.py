@@ -19,7 +19,7 @@ from claude_mem.recall import context as session_context
 from claude_mem.recall import forget as forgetting
 from claude_mem.recall import freshness
 from claude_mem.recall.common import RecallError, display_map, resolve_project
-from claude_mem.recall.present import RECORD_FIELDS, freshness_line, when
+from claude_mem.recall.present import RECORD_FIELDS, freshness_line, supersession, when
 from claude_mem.recall.records import get_many
 from claude_mem.recall.remember import remember as store_note
 from claude_mem.recall.timeline import timeline as run_timeline
@@ -71,7 +71,8 @@ def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
         cells = [Text(item["ref"]), Text(when(item["created_at"])),
                  Text(names.get(item["project"], item["project"] or "")), Text(item["type"] or ""),
                  one_line(item["title"] + (f" (by {item['author']})" if item.get("author") else "")
-                          + freshness.marker(item))]
+                          + freshness.marker(item)
+                          + (f" ({note})" if (note := supersession(item)) else ""))]
         if anchor_column:
             cells.insert(0, Text("▶" if item.get("anchor") else ""))
         table.add_row(*cells)
@@ -138,6 +139,8 @@ def render_record(item: dict[str, Any], names: dict[str, str]) -> None:
                    + (f" · by {item['author']}" if item.get("author") else ""), style="bold"))
     if freshness_line(item):
         out.print(Text(freshness_line(item), style="yellow"))
+    if note := supersession(item):
+        out.print(Text(note, style="yellow"))
     for name in RECORD_FIELDS[kind]:
         value = item.get(name)
         if value in (None, "", []):
@@ -220,20 +223,24 @@ def context(project: str | None, source: str, session_id: str | None, as_json: b
 @click.option("--file", "files", multiple=True, metavar="PATH",
               help="A file the note is about (repeatable): fingerprinted now, so the note shows as changed once it is.")
 @project_option("Project (key, display name or path); default: the current directory's.")
+@click.option("--supersedes", type=click.IntRange(1, MAX_ID), metavar="ID",
+              help="An earlier observation this note replaces: it leaves the index and ranks below this one.")
 @json_option("Print the stored observation as JSON.")
 def remember(text: str, kind: str, title: str | None, files: tuple[str, ...], project: str | None,
+             supersedes: int | None,
              as_json: bool) -> None:
     """Store a note by hand; it shows in the session-start index and in search like any other.
 
     Example: claude-mem remember "Deploys need VPN access" --type decision
     """
     with opened() as conn:
-        stored = store_note(conn, text, note_project(conn, project), kind, title, files=files)
+        stored = store_note(conn, text, note_project(conn, project), kind, title, supersedes, files=files)
     if as_json:
         emit_json(stored)
         return
     verb = "Remembered" if stored["created"] else "Already remembered"
-    console().print(Text(f"{verb} #{stored['id']} ({stored['type']}): {stored['title']}"))
+    console().print(Text(f"{verb} #{stored['id']} ({stored['type']}): {stored['title']}"
+                         + (f" (supersedes #{supersedes})" if supersedes else "")))
 
 
 @cli.command()

@@ -1,5 +1,7 @@
 """The one entry point for search: `search(conn, query)` runs the index registered for `query.mode`."""
 
+from dataclasses import replace
+
 from claude_mem.domain import RecallError
 from claude_mem.index import embedder
 from claude_mem.index.base import SearchIndex, SearchResult
@@ -35,8 +37,31 @@ def search(conn: Store, query: SearchQuery) -> SearchResult:
         reason = embedder.unavailable() or "no index for it"
         raise RecallError(f"search mode {mode!r} is not available ({reason}); available: {', '.join(available_modes())}")
     try:
-        return index.search(conn, query)
+        return after_successors(index.search(conn, query), query.order)
     except embedder.ModelUnavailable as exc:
         if query.mode:  # asked for by name: say why it cannot run
             raise RecallError(f"search mode {mode!r} is not available: {exc}") from None
-        return INDEXES["keyword"].search(conn, query)  # the default degrades to keyword search
+        return after_successors(INDEXES["keyword"].search(conn, query), query.order)  # degrades to keyword search
+
+
+def after_successors(result: SearchResult, order: str = "relevance") -> SearchResult:
+    """The page ranked by relevance with every superseded observation moved just below its successor when
+    both are on it (issue 26: a later fact ranks above the one it replaced); the rest keep their order.
+    A page ordered by date stays in date order."""
+    if order != "relevance":
+        return result
+    items = list(result.items)
+    moved = True
+    for _ in range(len(items) ** 2 + 1):  # one move per pass; bounded however the chains lie
+        if not moved:
+            break
+        moved = False
+        place = {(hit["kind"], hit["id"]): index for index, hit in enumerate(items)}
+        for index, hit in enumerate(items):
+            after = hit.get("superseded_by")
+            successor = place.get(("observation", after)) if after is not None else None
+            if hit["kind"] == "observation" and successor is not None and successor > index:
+                items.insert(successor, items.pop(index))
+                moved = True
+                break
+    return replace(result, items=items) if items != result.items else result

@@ -29,7 +29,10 @@ def _block(kind: str, parsed: ParsedObservation | ParsedSummary, fields: tuple[s
 
 
 def observation_xml(obs: ParsedObservation) -> str:
-    return _block("observation", obs, OBSERVATION_FIELDS)
+    block = _block("observation", obs, OBSERVATION_FIELDS)
+    if obs.supersedes is not None:
+        block = block.removesuffix("</observation>") + f"  <supersedes>{obs.supersedes}</supersedes>\n</observation>"
+    return block
 
 
 def summary_xml(summary: ParsedSummary) -> str:

@@ -29,10 +29,13 @@ ITEMS_MAX = 30
 # The contract's tags are the fields of the parsed observation and summary (their table columns).
 OBSERVATION_FIELDS = OBSERVATION_CONTENT
 SUMMARY_FIELDS = SUMMARY_CONTENT
+# Beside the content, an observation may name an earlier one it supersedes (not a column of its own).
+SUPERSEDES = "supersedes"
+OBSERVATION_TAGS = (*OBSERVATION_FIELDS, SUPERSEDES)
 LIST_ITEM = {"facts": "fact", "concepts": "concept", "files_read": "file", "files_modified": "file",
              "files_edited": "file"}
 CONTRACT_TAGS = sorted(
-    set(OBSERVATION_FIELDS + SUMMARY_FIELDS + tuple(LIST_ITEM.values()) + ("observation", "summary", "skip")),
+    set(OBSERVATION_FIELDS + SUMMARY_FIELDS + tuple(LIST_ITEM.values()) + ("observation", "summary", "skip", SUPERSEDES)),
     key=len, reverse=True,
 )
 _ANY_CONTRACT_TAG = re.compile(r"</?(?:%s)\s*/?>" % "|".join(CONTRACT_TAGS), re.I)
@@ -140,7 +143,7 @@ def _blocks(text: str) -> list[tuple[str, str]]:
 
 
 def _observation(body: str, problems: list[str]) -> ParsedObservation | None:
-    raw = {name: _raw_field(body, name, OBSERVATION_FIELDS) for name in OBSERVATION_FIELDS}
+    raw = {name: _raw_field(body, name, OBSERVATION_TAGS) for name in OBSERVATION_TAGS}
     title = _clean(raw["title"] or "", TITLE_MAX, one_line=True)
     narrative = _clean(raw["narrative"] or "", NARRATIVE_MAX, one_line=False)
     if not title or not narrative:
@@ -153,7 +156,15 @@ def _observation(body: str, problems: list[str]) -> ParsedObservation | None:
     lists = {name: _items(raw[name], LIST_ITEM[name]) for name in OBSERVATION_FIELDS if name in LIST_ITEM}
     lists["concepts"] = tuple(concept.lower() for concept in lists["concepts"])
     return ParsedObservation(type=kind, title=title, narrative=narrative,
-                             subtitle=_clean(raw["subtitle"] or "", TITLE_MAX, one_line=True), **lists)
+                             subtitle=_clean(raw["subtitle"] or "", TITLE_MAX, one_line=True), **lists,
+                             supersedes=_supersedes(raw[SUPERSEDES]))
+
+
+def _supersedes(raw: str | None) -> int | None:
+    """The id in `<supersedes>` (`12`, `#12`); None when absent, not a positive id, or absurd."""
+    match = re.fullmatch(r"\s*#?\s*(\d{1,12})\s*", _clean(raw or "", 40, one_line=True))
+    value = int(match.group(1)) if match else 0
+    return value if 0 < value < 2**63 else None
 
 
 def _summary(body: str) -> ParsedSummary | None:

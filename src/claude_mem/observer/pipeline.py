@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from claude_mem.domain import iso, utc_stamp
+from claude_mem.index import fts
 from claude_mem.observer import prompts
 from claude_mem.observer.conversations import Conversation, Conversations
 from claude_mem.observer.parser import ParsedReply, parse
@@ -39,7 +40,7 @@ from claude_mem.observer.provider import (
     TurnEnd,
 )
 from claude_mem.store import DatabaseError, Store, caught_late, integrity, queue, results
-from claude_mem.store.models import Batch, PendingEvent
+from claude_mem.store.models import Batch, PendingEvent, Related
 
 log = logging.getLogger("claude_mem.observer")
 T = TypeVar("T")
@@ -218,8 +219,13 @@ class Pipeline:
             request = await self.db(results.turn_request, batch.session_id, summarize.prompt_number)
             turn_end = TurnEnd(request=request,
                                last_assistant_message=str(summarize.payload.get("last_assistant_message") or ""))
-        reply = await self._send(conversation, prompts.turn_request(
-            observed, root=batch.project, opening=conversation.opening, turn_end=turn_end, date=day))
+        turn = prompts.turn_request(observed, root=batch.project, opening=conversation.opening, turn_end=turn_end,
+                                    date=day)
+        related = await self.db(_related, batch, turn)
+        if related:
+            turn = prompts.turn_request(observed, root=batch.project, opening=conversation.opening,
+                                        turn_end=turn_end, date=day, related=related)
+        reply = await self._send(conversation, turn)
         conversation.opening = ""
         parsed = parse(reply.text)
         if not parsed.ok:
@@ -317,6 +323,13 @@ class Pipeline:
 
     def close(self) -> None:
         self.executor.shutdown(wait=True)
+
+
+def _related(conn: Store, batch: Batch, request: ObserverRequest) -> list[Related]:
+    """The project's existing observations the batch's events touch (same files, matching words)."""
+    files = [event.file for event in request.events if event.file]
+    words = " ".join(" ".join((event.body[:300], event.description, event.command[:200])) for event in request.events)
+    return results.related_observations(conn, batch.project, files, fts.keyword_expression(words[:2000]))
 
 
 def _session_info(conn: Store, batch: Batch, language: str = "English") -> SessionInfo:

@@ -18,6 +18,7 @@ from claude_mem.domain import OBSERVATION_TYPES
 from claude_mem.observer.events import PendingEvent, RenderedEvent, rendered_event
 from claude_mem.observer.parser import LIST_ITEM, OBSERVATION_FIELDS, SUMMARY_FIELDS
 from claude_mem.observer.provider import PROMPT_HEADER, ObserverRequest, SessionInfo, TurnEnd
+from claude_mem.store.models import Related
 
 __all__ = [
     "CONTRACT", "OBSERVED_KINDS", "SUMMARY_FORMAT", "WHAT_TO_RECORD", "TurnEnd", "compose", "instructions",
@@ -80,6 +81,8 @@ Answer ONLY with blocks in this format (no other markup; prose around the blocks
 
 {block_format("observation", OBSERVATION_FIELDS)}
 
+When a new observation supersedes or contradicts an earlier one listed as "Recorded before", add
+<supersedes>its id</supersedes> inside the new block (one id; only ids from that list).
 If nothing in a batch is worth keeping, answer exactly <skip/>."""
 
 SUMMARY_FORMAT = block_format("summary", SUMMARY_FIELDS)
@@ -149,6 +152,15 @@ def _batch_section(events: Sequence[RenderedEvent], date: str = "") -> str:
     )
 
 
+def related_section(related: Sequence[Related]) -> str:
+    """The existing observations a new one may supersede, one line each with its id."""
+    if not related:
+        return ""
+    lines = [f"#{r.id} [{r.type}] {' '.join(r.title.split())[:120]}"
+             + (f" ({', '.join(' '.join(f.split())[:120] for f in r.files[:3])})" if r.files else "") for r in related]
+    return "Recorded before (newer facts may supersede these):\n" + "\n".join(lines)
+
+
 def _turn_facts(turn: TurnEnd) -> str:
     request = turn.request.strip() or NOT_CAPTURED
     last = turn.last_assistant_message.strip() or NOT_CAPTURED
@@ -158,16 +170,20 @@ def _turn_facts(turn: TurnEnd) -> str:
 def turn_request(
     events: Sequence[PendingEvent], *, root: str = "", opening: str = "", turn_end: TurnEnd | None = None,
     date: str = "",
+    related: Sequence[Related] = (),
 ) -> ObserverRequest:
-    """What the pipeline sends for one batch: opening (if any) + events + summary request (if any);
-    `date` is the day the events happened (an import of old work is not today's)."""
+    """What the pipeline sends for one batch: opening (if any) + events + the observations they may
+    supersede (if any) + summary request (if any); `date` is the day the events happened (an import of
+    old work is not today's)."""
     shown = tuple(rendered_event(e, root) for e in events if e.kind in OBSERVED_KINDS)
+    related = tuple(related) if shown else ()
     text = compose(
         opening,
         _batch_section(shown, date) if shown else "",
+        related_section(related),
         f"{_turn_facts(turn_end)}\n\n{SUMMARY_LEAD}\n\n{SUMMARY_FORMAT}" if turn_end is not None else "",
     )
-    return ObserverRequest(text=text, events=shown, turn_end=turn_end)
+    return ObserverRequest(text=text, events=shown, turn_end=turn_end, related=related)
 
 
 def turn_prompt(

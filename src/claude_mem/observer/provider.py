@@ -19,6 +19,7 @@ from claude_mem import plugins
 from claude_mem.domain import PROVIDERS
 from claude_mem.observer.events import RenderedEvent
 from claude_mem.runtime import observer_choice
+from claude_mem.store.models import Related
 
 PROMPT_HEADER = "claude-mem observer v1"
 
@@ -84,6 +85,7 @@ class ObserverRequest:
     events: tuple[RenderedEvent, ...] = ()  # the events shown, oldest first
     turn_end: TurnEnd | None = None  # set when the prompt asks for the turn's summary
     summary_only: bool = False  # a follow-up asking for the summary a previous reply left out
+    related: tuple[Related, ...] = ()  # existing observations a new one may supersede (issue 26)
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,25 @@ def when(stamp: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M") if moment else str(stamp or "")
 
 
+def supersession(item: Mapping[str, Any]) -> str:
+    """`superseded by #N` (and `supersedes #M`) for an observation a later fact replaced (issue 26); ""."""
+    parts = []
+    if isinstance(item.get("superseded_by"), int):
+        parts.append(f"superseded by #{item['superseded_by']}")
+    older = item.get("supersedes")
+    if isinstance(older, list) and older:
+        parts.append("supersedes " + ", ".join(f"#{int(i)}" for i in older[:10]))
+    return "; ".join(parts)
+
+
 def row_line(item: Mapping[str, Any], project_name: str | None = None, marker: str = "") -> str:
     """One compact line for a search or timeline row; `project_name` adds a `[name]` column."""
     parts = [marker + item["ref"], when(item["created_at"]), clean(item.get("type"), 12)]
     if project_name is not None:
         parts.append(f"[{clean(project_name, 60)}]")
     parts.append((clean(item.get("title"), TITLE_CHARS) or "(untitled)") + freshness.marker(item))
+    if note := supersession(item):
+        parts.append(f"({note})")
     return " ".join(part for part in parts if part)
 
 
@@ -49,6 +62,8 @@ def record_lines(item: Mapping[str, Any], project_name: str) -> list[str]:
     state = freshness_line(item)
     if state:
         lines.append(state)
+    if note := supersession(item):
+        lines.append(note)
     for name in RECORD_FIELDS[kind]:
         value = item.get(name)
         if value in (None, "", []):

@@ -26,6 +26,8 @@ def fetch(conn: Store, refs: Iterable[str]) -> tuple[list[Record], list[str]]:
     if not parsed:
         raise RecallError("no id given")
     observations = {item["id"]: item for item in get_observations(conn, [i for k, i in parsed if k == "observation"])}
+    # Issue 26: an observation names what it superseded (its successor is its own `superseded_by`).
+    predecessors = memory.superseded_ones(conn, observations)
     result: list[Record] = []
     missing: list[str] = []
     for kind, row_id in parsed:
@@ -38,6 +40,8 @@ def fetch(conn: Store, refs: Iterable[str]) -> tuple[list[Record], list[str]]:
             item = memory.prompt_by_id(conn, row_id)
         if item is None:
             missing.append(ref(kind, row_id))
+        elif kind == "observation":
+            result.append({"kind": kind, **item, "supersedes": predecessors.get(row_id, [])})
         else:
             result.append({"kind": kind, **item})
     freshness.Reader(conn, commits=True).annotate(result)

@@ -27,6 +27,7 @@ def related(conn: Store, project: str, prompt: str, session: str, limit: int) ->
             pass
         else:
             items = [{key: hit.get(key) for key in FIELDS} for hit in found.items
-                     if hit["id"] not in exclude and float(hit.get("cosine") or 0.0) >= prompt_context.MIN_COSINE]
+                     if hit["id"] not in exclude and hit.get("superseded_by") is None
+                     and float(hit.get("cosine") or 0.0) >= prompt_context.MIN_COSINE]
             return {"items": items[:limit], "mode": "hybrid"}
     return {"items": prompt_context.keyword_matches(conn, project, prompt, exclude, limit), "mode": "keyword"}

@@ -57,9 +57,10 @@ def file_fingerprints(paths: Sequence[str], project: str, base: str | None = Non
 
 def remember(
     conn: Store, text: str, project: str, kind: str = "discovery", title: str | None = None,
-    files: Sequence[str] = (), base: str | None = None,
+    supersedes: int | None = None, files: Sequence[str] = (), base: str | None = None,
 ) -> Remembered:
     """Store a manual observation (no session); the same note twice returns the first. Adds `created`.
+    `supersedes`: an earlier observation of the project this note replaces (issue 26).
 
     `<private>` spans are dropped and secrets redacted, as for everything the hooks capture. `files`
     (paths, relative ones from `base`) are fingerprinted now and recorded as what the note is about."""
@@ -74,7 +75,13 @@ def remember(
     if kind not in OBSERVATION_TYPES:
         raise RecallError(f"unknown type {kind!r} (known: {', '.join(OBSERVATION_TYPES)})")
     heading = " ".join(privacy.clean(title or "").split()) or default_title(body)
+    if supersedes is not None and memory.project_of_observation(conn, supersedes) != project:
+        raise RecallError(f"cannot supersede #{supersedes}: no observation of project {project!r} has that id")
     prints = file_fingerprints(files, project, base) if files else []
     stored, created = memory.add_manual_observation(conn, project, kind, heading, body,
                                                     content_hash(kind, heading, body), prints)
+    if supersedes is not None:
+        if not memory.mark_superseded(conn, stored["id"], supersedes):
+            raise RecallError(f"cannot supersede #{supersedes} with #{stored['id']}: only an older observation can be"
+                              " superseded, and never in a cycle")
     return {**stored, "created": created}

@@ -35,12 +35,13 @@ def observation_total(conn: sqlite3.Connection, project: str, since: str | None 
 
 
 def index_rows(conn: sqlite3.Connection, project: str, since: str | None, limit: int) -> list[tuple[Any, ...]]:
-    """The newest observations, newest first: (id, created_at, type, title, characters of their full text,
-    author: None for this machine's own, a teammate's name for team memory)."""
+    """The newest current (not superseded) observations, newest first: (id, created_at, type, title,
+    characters of their full text, author: None for this machine's own, a teammate's name for team memory)."""
     where, args = _since(since)
     return conn.execute(
         "SELECT id, created_at, type, title, length(narrative) + length(facts) + length(title)"
         f" + coalesce(length(subtitle), 0), author FROM observations WHERE project = ?{where}"
+        " AND superseded_by IS NULL"  # a later fact replaced it (issue 26)
         " ORDER BY created_at DESC, id DESC LIMIT ?",
         (project, *args, limit),
     ).fetchall()
@@ -124,7 +125,7 @@ def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limi
         f"SELECT o.id, o.created_at, o.type, o.title, o.subtitle, bm25(observations_fts, {OBSERVATION_WEIGHTS})"
         " FROM observations_fts"
         " JOIN observations o ON o.id = observations_fts.rowid"
-        " WHERE observations_fts MATCH ? AND o.project = ?"
+        " WHERE observations_fts MATCH ? AND o.project = ? AND o.superseded_by IS NULL"
         f" ORDER BY bm25(observations_fts, {OBSERVATION_WEIGHTS}) LIMIT ?",
         (expression, project, limit),
     ).fetchall()

@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from claude_mem.store import fingerprints, rows
+from claude_mem.store import fingerprints, results, rows
 from claude_mem.store.rows import ObservationRow, SummaryRow
 from claude_mem.store.transaction import transaction
 
@@ -90,6 +90,33 @@ def observations_by_id(conn: sqlite3.Connection, ids: Iterable[int],
     found = {item["id"]: item for item in _dicts(conn.execute(f"SELECT * FROM observations WHERE id IN ({marks})",
                                                                wanted))}
     return [cast(ObservationRow, found[i]) for i in wanted if i in found]
+
+
+def project_of_observation(conn: sqlite3.Connection, observation_id: int) -> str | None:
+    """The project of an observation; None when there is no such observation."""
+    if not 0 < observation_id <= MAX_ROW_ID:
+        return None
+    row = conn.execute("SELECT project FROM observations WHERE id = ?", (observation_id,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def mark_superseded(conn: sqlite3.Connection, new_id: int, old_id: int) -> bool:
+    """`old_id` superseded by `new_id` (an older observation of the same project, no cycle); False if not."""
+    with transaction(conn):
+        return results.supersede(conn, new_id, old_id)
+
+
+def superseded_ones(conn: sqlite3.Connection, ids: Iterable[int]) -> dict[int, list[int]]:
+    """Per observation id, the observations it superseded (issue 26), oldest first."""
+    wanted = [i for i in dict.fromkeys(int(i) for i in ids) if 0 < i <= MAX_ROW_ID]
+    found: dict[int, list[int]] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        for old_id, new_id in conn.execute(
+                f"SELECT id, superseded_by FROM observations WHERE superseded_by IN ({', '.join('?' for _ in chunk)})"
+                " ORDER BY id", chunk):
+            found.setdefault(int(new_id), []).append(int(old_id))
+    return found
 
 
 def summary_by_id(conn: sqlite3.Connection, summary_id: int) -> SummaryRow | None:

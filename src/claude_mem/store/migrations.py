@@ -550,8 +550,24 @@ def m013_processed_at(conn: sqlite3.Connection) -> None:
     )
 
 
+def m014_supersession(conn: sqlite3.Connection) -> None:
+    """A later fact supersedes an earlier one (issue 26): an observation's successor, a local id (it never
+    travels), and a change-feed entry when it is set so a viewer card says so at once."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE observations ADD COLUMN superseded_by INTEGER REFERENCES observations (id) ON DELETE SET NULL;
+        CREATE INDEX observations_superseded_by ON observations (superseded_by) WHERE superseded_by IS NOT NULL;
+        CREATE TRIGGER observations_change_supersede AFTER UPDATE OF superseded_by ON observations BEGIN
+            INSERT INTO changes (kind, op, row_id) VALUES ('observation', 'update', new.id);
+        END;
+        """,
+    )
+
+
 MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects,
-              m008_team, m009_caught_late, m010_changes, m011_observation_files, m012_ids, m013_processed_at]
+              m008_team, m009_caught_late, m010_changes, m011_observation_files, m012_ids, m013_processed_at,
+              m014_supersession]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -58,6 +58,9 @@ class ParsedObservation:
     concepts: tuple[str, ...] = ()
     files_read: tuple[str, ...] = ()
     files_modified: tuple[str, ...] = ()
+    # Not content (no column of its own): the id of an earlier observation this one supersedes or
+    # contradicts (`<supersedes>`, issue 26); storing the batch sets that one's `superseded_by`.
+    supersedes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -72,3 +75,14 @@ class ParsedSummary:
     files_read: tuple[str, ...] = ()
     files_edited: tuple[str, ...] = ()
     notes: str = ""
+
+
+@dataclass(frozen=True)
+class Related:
+    """An existing observation shown to the observer beside a batch (same files, or matching words), so
+    that a new one may say it supersedes it (issue 26)."""
+
+    id: int
+    type: str
+    title: str
+    files: tuple[str, ...] = ()

@@ -33,7 +33,7 @@ from claude_mem.store.transaction import transaction
 
 # Columns that never leave this database: local integer ids (elsewhere a row is its `uid`, and a child
 # names its session by `session_uid`) and the team's bookkeeping of who shared it.
-LOCAL = ("id", "session_id", "event_id", *TEAM_COLUMNS)
+LOCAL = ("id", "session_id", "event_id", "superseded_by", *TEAM_COLUMNS)
 
 PortableRow = dict[str, Any]
 

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from claude_mem import privacy
 from claude_mem.domain import iso
 from claude_mem.store import caught_late, fingerprints, rows
-from claude_mem.store.models import Batch, ParsedObservation, ParsedSummary
+from claude_mem.store.models import Batch, ParsedObservation, ParsedSummary, Related
 from claude_mem.store.transaction import transaction
 
 log = logging.getLogger("claude_mem.store")
@@ -117,6 +117,8 @@ def store_batch(
                 "INSERT OR IGNORE INTO observation_sources (observation_id, event_id) VALUES (?, ?)",
                 [(observation_id, event_id) for event_id in batch.ids],
             )
+            if obs.supersedes is not None:
+                supersede(conn, observation_id, obs.supersedes)
         summarize = batch.first("summarize")
         if summarize is not None and summary is not None:
             values = {"session_id": batch.session_id, "project": batch.project, "event_id": summarize.id,
@@ -178,6 +180,61 @@ def _files_of(obs: ParsedObservation, batch_files: Mapping[str, Mapping[str, obj
         return list(batch_files.values())
     return [item for path, item in batch_files.items()
             if any(name == path or name.endswith("/" + path) or path.endswith("/" + name) for name in named)]
+
+
+def supersede(conn: sqlite3.Connection, new_id: int, old_id: int) -> bool:
+    """Mark `old_id` superseded by `new_id` (issue 26) when it is a valid, older observation of the same
+    project that `new_id` does not itself (transitively) supersede; False (nothing written) otherwise.
+    Runs inside the caller's transaction."""
+    if not 0 < old_id < 2**63 or old_id == new_id:
+        return False
+    ok = conn.execute(
+        "SELECT 1 FROM observations old JOIN observations new ON new.project = old.project"
+        " WHERE old.id = ? AND new.id = ? AND old.id < new.id", (old_id, new_id)).fetchone()
+    if ok is None:
+        return False
+    # Never a cycle: walk the successors of `new_id`; reaching `old_id` would close a loop.
+    seen, current = {new_id}, new_id
+    while (row := conn.execute("SELECT superseded_by FROM observations WHERE id = ?", (current,)).fetchone()) \
+            and row[0] is not None and row[0] not in seen:
+        if row[0] == old_id:
+            return False
+        seen.add(current := int(row[0]))
+    conn.execute("UPDATE observations SET superseded_by = ? WHERE id = ?", (new_id, old_id))
+    return True
+
+
+def related_observations(conn: sqlite3.Connection, project: str, files: Sequence[str], expression: str = "",
+                         limit: int = 5) -> list[Related]:
+    """Up to `limit` current (not superseded) observations of `project` related to a batch: those about
+    the same `files` first (newest first), then the best BM25 matches of an FTS5 `expression`."""
+    found: dict[int, Related] = {}
+
+    def add(cursor: sqlite3.Cursor) -> None:
+        for row_id, kind, title, read, modified in cursor:
+            if len(found) < limit and row_id not in found:
+                paths = tuple(dict.fromkeys(rows.decode_list(modified) + rows.decode_list(read)))[:4]
+                found[row_id] = Related(id=int(row_id), type=str(kind), title=str(title), files=paths)
+
+    wanted = [f for f in dict.fromkeys(files) if f][:20]
+    if wanted and limit > 0:
+        marks = ", ".join("?" * len(wanted))
+        add(conn.execute(
+            "SELECT o.id, o.type, o.title, o.files_read, o.files_modified FROM observations o"
+            " WHERE o.project = ? AND o.superseded_by IS NULL AND"
+            f" (EXISTS (SELECT 1 FROM json_each(o.files_modified) WHERE value IN ({marks}))"
+            f" OR EXISTS (SELECT 1 FROM json_each(o.files_read) WHERE value IN ({marks})))"
+            " ORDER BY o.id DESC LIMIT ?", (project, *wanted, *wanted, limit)))
+    if expression and len(found) < limit:
+        try:
+            add(conn.execute(
+                "SELECT o.id, o.type, o.title, o.files_read, o.files_modified FROM observations_fts"
+                " JOIN observations o ON o.id = observations_fts.rowid"
+                " WHERE observations_fts MATCH ? AND o.project = ? AND o.superseded_by IS NULL"
+                " ORDER BY bm25(observations_fts) LIMIT ?", (expression, project, limit)))
+        except sqlite3.OperationalError as exc:  # an expression FTS5 refuses: the file matches suffice
+            log.info("related observations: %s", exc)
+    return list(found.values())
 
 
 def _cleaned(parsed: T) -> T:

@@ -42,6 +42,7 @@ class ObservationRow(TypedDict):
     device: str | None
     team_rev: int | None
     processed_at: str | None  # when the observer stored it; `created_at` is when its events happened
+    superseded_by: int | None
 
 
 class SummaryRow(TypedDict):
@@ -128,6 +129,7 @@ class SearchHit(TypedDict):
     freshness: NotRequired[str]  # recall.freshness: current, changed, deleted or unknown
     changed_files: NotRequired[list[str]]
     changed_commits: NotRequired[dict[str, list[str]]]
+    superseded_by: NotRequired[int | None]
 
 
 def columns(row_type: type) -> tuple[str, ...]:

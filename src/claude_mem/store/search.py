@@ -99,7 +99,8 @@ def observation_filters(filters: SearchFilters) -> tuple[list[str], list[object]
 _OBSERVATION_SELECT = (
     "SELECT 'observation' AS kind, o.id AS id, '#' || o.id AS ref, o.created_at AS created_at,"
     " o.project AS project, o.type AS type, o.title AS title, o.subtitle AS subtitle,"
-    " substr(o.narrative, 1, 160) AS snippet, {score} AS score, o.session_id AS session_id, o.author AS author"
+    " substr(o.narrative, 1, 160) AS snippet, {score} AS score, o.session_id AS session_id, o.author AS author,"
+    " o.superseded_by AS superseded_by"
 )
 _RANK = f"bm25(observations_fts, {OBSERVATION_WEIGHTS})"
 _FTS_JOIN = " FROM observations_fts CROSS JOIN observations o ON o.id = observations_fts.rowid"

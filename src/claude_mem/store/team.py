@@ -22,7 +22,8 @@ TABLES = {"session": "sessions", "prompt": "prompts", "observation": "observatio
 # A row pushed or pulled: its columns that travel, plus its session's uid, Claude Code id and start.
 TeamRow = dict[str, Any]
 # One machine's own bookkeeping, which never travels; author and device are the server's to say.
-_LOCAL = ("id", "session_id", "event_id", "fetch_count", "author", "device", "team_rev", "processed_at")
+_LOCAL = ("id", "session_id", "event_id", "fetch_count", "author", "device", "team_rev", "processed_at",
+          "superseded_by")
 TRAVELS = {"observation": rows.columns_except(ObservationRow, _LOCAL),
            "summary": rows.columns_except(SummaryRow, _LOCAL)}
 _SESSION_OF = "s.uid AS session_uid, s.content_session_id, s.started_at AS session_started_at"

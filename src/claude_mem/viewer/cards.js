@@ -26,9 +26,25 @@ async function toggle(card, onForget) {
       actions.append(forget);
     }
     box.replaceChildren(render.details(row, !!card.querySelector(":scope > .fields")), actions);
+    for (const link of box.querySelectorAll(".chain-link")) link.addEventListener("click", () => showLinked(link));
   } catch (error) {
     delete box.dataset.loaded;
     box.replaceChildren(render.el("p", "error", `Could not load it: ${error.message}`));
+  }
+}
+
+// A superseding or superseded observation (issue 26), its title and narrative shown after the chain.
+async function showLinked(link) {
+  link.disabled = true;
+  try {
+    const row = await api(`/api/observations/${link.dataset.chain}`);
+    const shown = render.el("div", "linked");
+    shown.append(render.badge("observation", row.type), render.el("strong", "title", render.headline(row)),
+      render.el("p", "narrative", row.narrative));
+    link.closest(".chain").after(shown);
+  } catch (error) {
+    link.disabled = false;
+    notice(`Could not load #${link.dataset.chain}: ${error.message}`);
   }
 }
 

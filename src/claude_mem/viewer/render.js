@@ -75,6 +75,7 @@ function meta(item, projectName) {
   if (item.author) line.append(el("span", "author", `by ${item.author}`));
   const stale = staleBadge(item);
   if (stale) line.append(stale);
+  if (item.superseded_by) line.append(el("span", "superseded", `superseded by #${item.superseded_by}`));
   line.append(el("span", "ref", item.ref || (item.kind === "observation" ? `#${item.id}` : "")));
   return line;
 }
@@ -137,10 +138,29 @@ export function card(item, projectName) {
   return li;
 }
 
+// Issue 26: "Superseded by #N" / "Supersedes #M", each id a button that opens that observation below.
+export function chain(row) {
+  const box = el("p", "chain small");
+  const links = (label, ids) => {
+    if (!ids.length) return;
+    box.append(el("span", "", `${label} `));
+    for (const id of ids) {
+      const link = button("link chain-link", `#${id}`);
+      link.dataset.chain = String(id);
+      box.append(link, document.createTextNode(" "));
+    }
+  };
+  links("Superseded by", row.superseded_by ? [row.superseded_by] : []);
+  links("Supersedes", Array.isArray(row.supersedes) ? row.supersedes : []);
+  return box.childNodes.length ? box : null;
+}
+
 // The full record; `brief` leaves out what a feed card of a summary already shows.
 export function details(row, brief = false) {
   const box = el("div", "details-body");
   if (row.kind === "observation") {
+    const links = chain(row);
+    if (links) box.append(links);
     if (row.narrative) box.append(el("p", "narrative", row.narrative));
     box.append(fields([["Facts", row.facts], ["Concepts", row.concepts], ["Files read", row.files_read],
       ["Files modified", row.files_modified]]));

@@ -7,14 +7,16 @@ most three observations per turn. Routine reads and listings alone produce `<ski
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from claude_mem.observer.contract import reply_xml
 from claude_mem.observer.events import EDIT_TOOLS, RenderedEvent
 from claude_mem.observer.parser import ParsedObservation, ParsedSummary
 from claude_mem.observer.provider import REGISTRY, Health, ObserverRequest, Reply, SessionInfo
+from claude_mem.store.models import Related
 
 MAX_OBSERVATIONS = 3
 ROUTINE = re.compile(
@@ -205,6 +207,37 @@ def _edit_observation(edits: dict[str, list[RenderedEvent]], commands: list[Comm
     )
 
 
+# A new observation supersedes a listed one only when it is plainly the same fact restated: same type,
+# same files, and titles whose words (lower-cased) overlap this much (Jaccard) — a conservative rule.
+SAME_TITLE = 0.8
+
+
+def _words(title: str) -> set[str]:
+    return set(re.findall(r"\w+", title.lower()))
+
+
+def near_identical(a: str, b: str) -> bool:
+    """Titles that say the same thing: equal once normalised, or sharing `SAME_TITLE` of their words."""
+    wa, wb = _words(a), _words(b)
+    return bool(wa and wb) and (wa == wb or len(wa & wb) / len(wa | wb) >= SAME_TITLE)
+
+
+def superseding(observations: list[ParsedObservation], related: Sequence[Related]) -> list[ParsedObservation]:
+    """`observations`, each naming the listed observation it supersedes under the conservative rule."""
+    taken: set[int] = set()
+    out = []
+    for obs in observations:
+        files = set(obs.files_modified + obs.files_read)
+        for old in related:
+            if (old.id not in taken and files and old.type == obs.type and set(old.files) == files
+                    and near_identical(old.title, obs.title)):
+                taken.add(old.id)
+                obs = dataclasses.replace(obs, supersedes=old.id)
+                break
+        out.append(obs)
+    return out
+
+
 def summarise(turn: Turn, last_message: str) -> ParsedSummary:
     investigated = []
     if turn.files_read:
@@ -229,6 +262,7 @@ class OfflineSession:
 
     async def send(self, request: ObserverRequest) -> Reply:
         observations = [] if request.summary_only else observe(list(request.events), self.turn)
+        observations = superseding(observations, request.related)
         summary = None
         turn_end = request.turn_end
         if turn_end is not None:
