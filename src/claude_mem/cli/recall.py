@@ -37,29 +37,18 @@ def one_line(value: object, limit: int = 90) -> Text:
     return Text(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
-def current_project(conn: Store, value: str | None) -> str:
-    """--project resolved, else the project of the current directory."""
+def current_project(conn: Store, value: str | None, register: bool = False) -> str:
+    """--project resolved, else the project of the current directory. With `register`, a checkout is
+    recorded (with its remote) as a session start records it, so a note made before any session stays
+    with its checkout (issue 26)."""
     if value:
         try:
             return resolve_project(conn, value) or value
         except RecallError:
             if os.path.isdir(value):
-                return store_projects.project_of_path(conn, value)
+                return (store_projects.register_path if register else store_projects.project_of_path)(conn, value)
             raise
-    return store_projects.project_here(conn, os.getcwd())
-
-
-def note_project(conn: Store, value: str | None) -> str:
-    """`current_project`, with a checkout registered (and its remote) as a session start registers it, so
-    a note made before any session stays with its checkout (issue 26)."""
-    if value:
-        try:
-            return resolve_project(conn, value) or value
-        except RecallError:
-            if os.path.isdir(value):
-                return store_projects.register_path(conn, value)
-            raise
-    return store_projects.register_here(conn, os.getcwd())
+    return (store_projects.register_here if register else store_projects.project_here)(conn, os.getcwd())
 
 
 def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
@@ -234,7 +223,7 @@ def remember(text: str, kind: str, title: str | None, files: tuple[str, ...], pr
     Example: claude-mem remember "Deploys need VPN access" --type decision
     """
     with opened() as conn:
-        stored = store_note(conn, text, note_project(conn, project), kind, title, supersedes, files=files)
+        stored = store_note(conn, text, current_project(conn, project, register=True), kind, title, supersedes, files=files)
     if as_json:
         emit_json(stored)
         return
