@@ -329,7 +329,11 @@ def _related(conn: Store, batch: Batch, request: ObserverRequest) -> list[Relate
     """The project's existing observations the batch's events touch (same files, matching words)."""
     files = [event.file for event in request.events if event.file]
     words = " ".join(" ".join((event.body[:300], event.description, event.command[:200])) for event in request.events)
-    return results.related_observations(conn, batch.project, files, fts.keyword_expression(words[:2000]))
+    try:
+        return results.related_observations(conn, batch.project, files, fts.keyword_expression(words[:2000]))
+    except DatabaseError as exc:  # a hint only: a damaged table must not fail the batch (storing repairs it)
+        log.warning("observer batch %s: no related observations: %s", batch.ids, exc)
+        return []
 
 
 def _session_info(conn: Store, batch: Batch, language: str = "English") -> SessionInfo:

@@ -232,8 +232,8 @@ def related_observations(conn: sqlite3.Connection, project: str, files: Sequence
                 " JOIN observations o ON o.id = observations_fts.rowid"
                 " WHERE observations_fts MATCH ? AND o.project = ? AND o.superseded_by IS NULL"
                 " ORDER BY bm25(observations_fts) LIMIT ?", (expression, project, limit)))
-        except sqlite3.OperationalError as exc:  # an expression FTS5 refuses: the file matches suffice
-            log.info("related observations: %s", exc)
+        except sqlite3.DatabaseError as exc:  # an expression FTS5 refuses, or a damaged index: the file
+            log.info("related observations: %s", exc)  # matches suffice (storing the batch repairs the index)
     return list(found.values())
 
 
