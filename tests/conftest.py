@@ -53,6 +53,11 @@ def isolated_env(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))
     inherited = [part for part in os.environ.get("PYTHONPATH", "").split(os.pathsep) if part not in ("", PLUGINS, TESTS)]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([PLUGINS, TESTS, *inherited]))
+    # A test edits a file and reads memory again at once, in one process: a worker would look again
+    # after `STATE_TTL` seconds, a test must look now (test_freshness checks the memo itself).
+    from claude_mem.recall import freshness
+
+    monkeypatch.setattr(freshness, "STATE_TTL", 0.0)
     yield data_dir
 
 

@@ -237,3 +237,24 @@ def test_worker_api_carries_freshness(data_dir, repo):
         assert [item["freshness"] for item in around if item["id"] == obs and item["kind"] == "observation"] == ["changed"]
         shown = client.get(f"/api/observations/{obs}").json()
         assert shown["freshness"] == "changed"
+
+
+def test_a_long_running_process_looks_at_a_file_at_most_once_a_second(tmp_path, monkeypatch):
+    """The worker and the MCP server answer many searches: within `STATE_TTL` a file's state is reused,
+    after it the file is looked at again."""
+    monkeypatch.setattr(freshness, "STATE_TTL", 1.0)
+    freshness._STATES.clear()
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / ".git").mkdir()
+    target = root / "a.py"
+    target.write_text("x = 1\n")
+    info = target.stat()
+    recorded = {"path": "a.py", "size": info.st_size, "mtime_ns": info.st_mtime_ns,
+                "hash": freshness.blob_hash(str(target), info.st_size), "commit": None}
+    assert freshness.file_state(str(root), recorded, freshness.Budget())[0] == freshness.CURRENT
+    target.unlink()
+    assert freshness.file_state(str(root), recorded, freshness.Budget())[0] == freshness.CURRENT  # memo
+    clock = freshness.time.monotonic() + 1.5
+    monkeypatch.setattr(freshness.time, "monotonic", lambda: clock)
+    assert freshness.file_state(str(root), recorded, freshness.Budget())[0] == freshness.DELETED

@@ -53,6 +53,10 @@ COMMITS_TTL = 10.0
 _ROOTS: dict[tuple[str, str, str], tuple[float, str | None]] = {}
 ROOTS_TTL = 5.0
 _REAL: dict[str, tuple[float, str]] = {}  # directory -> (when, its realpath)
+# (root, recorded path, size, mtime, hash) -> (when, state, why): a worker or MCP server answering many
+# searches looks at a file at most once every `STATE_TTL` seconds (a one-shot hook or CLI never reuses it).
+_STATES: dict[tuple[str, str, object, object, object], tuple[float, str, str]] = {}
+STATE_TTL = 1.0
 hash_reads = 0  # how many files this process has read to hash (tests and the benchmark watch it)
 
 
@@ -157,9 +161,23 @@ def _under(real: str, real_root: str) -> bool:
 
 
 def file_state(root: str, recorded: Mapping[str, Any], budget: Budget) -> tuple[str, str]:
-    """(state, why) of one recorded file under `root`: a state of `STATES` and a short reason."""
+    """(state, why) of one recorded file under `root`: a state of `STATES` and a short reason (looked at
+    again after `STATE_TTL` seconds at most)."""
+    key = (root, str(recorded.get("path")), recorded.get("size"), recorded.get("mtime_ns"), recorded.get("hash"))
+    seen = _STATES.get(key)
+    now = time.monotonic()
+    if seen is not None and now - seen[0] < STATE_TTL:
+        return seen[1], seen[2]
     if budget.spent():
         return UNKNOWN, "not checked (budget)"
+    state, why = _file_state(root, recorded, budget)
+    if len(_STATES) >= _HASH_CACHE_MAX:
+        _STATES.clear()
+    _STATES[key] = (now, state, why)
+    return state, why
+
+
+def _file_state(root: str, recorded: Mapping[str, Any], budget: Budget) -> tuple[str, str]:
     budget.files -= 1
     relative = recorded.get("path")
     path = _inside(root, relative, budget) if isinstance(relative, str) else None
