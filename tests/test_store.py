@@ -422,3 +422,19 @@ def test_ids_are_never_reused_after_the_upgrade_and_the_rebuild_keeps_every_row(
     assert add_session(upgraded, "s2") == 2
     summary = upgraded.execute("INSERT INTO summaries (session_id, project) VALUES (2, '/p')").lastrowid
     assert summary == (8 if start >= 9 else 2)
+
+
+def test_the_id_rebuild_refuses_to_run_with_foreign_keys_on(tmp_path):
+    """m012 drops and recreates parent tables: with foreign keys on, the DROP would cascade and delete
+    every child row, so it refuses instead (the runner turns them off around migrations)."""
+    conn = sqlite3.connect(str(tmp_path / "m.db"), isolation_level=None)
+    migrations.migrate(conn, target=11)
+    conn.execute("INSERT INTO sessions (content_session_id, project) VALUES ('s', '/p')")
+    conn.execute("INSERT INTO prompts (session_id, prompt_number, text) VALUES (1, 1, 'hello')")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("BEGIN IMMEDIATE")
+    with pytest.raises(sqlite3.DatabaseError, match="foreign keys must be off"):
+        migrations.m012_ids(conn)
+    conn.execute("ROLLBACK")
+    assert conn.execute("SELECT COUNT(*) FROM prompts").fetchone()[0] == 1
+    conn.close()

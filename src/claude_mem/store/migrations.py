@@ -490,6 +490,8 @@ def m012_ids(conn: sqlite3.Connection) -> None:
     catch's, or a vector's) included.
     The runner turns foreign keys off around migrations (a DROP would cascade); a rebuild must not add
     a foreign key violation."""
+    if conn.execute("PRAGMA foreign_keys").fetchone()[0]:  # a DROP would cascade: refuse, lose nothing
+        raise sqlite3.DatabaseError("m012_ids: foreign keys must be off for the table rebuild")
     before = set(conn.execute("PRAGMA foreign_key_check").fetchall())
     conn.execute("PRAGMA legacy_alter_table = ON")  # the rename must not rewrite other tables' triggers
     try:
