@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -26,6 +26,7 @@ from claude_mem.domain import iso, utc_stamp
 from claude_mem.index import fts
 from claude_mem.observer import prompts
 from claude_mem.observer.conversations import Conversation, Conversations
+from claude_mem.observer.events import RenderedEvent
 from claude_mem.observer.parser import ParsedReply, parse
 from claude_mem.observer.provider import (
     AuthError,
@@ -219,12 +220,10 @@ class Pipeline:
             request = await self.db(results.turn_request, batch.session_id, summarize.prompt_number)
             turn_end = TurnEnd(request=request,
                                last_assistant_message=str(summarize.payload.get("last_assistant_message") or ""))
+        shown = prompts.observed_events(observed, batch.project)
+        related = await self.db(_related, batch, shown)
         turn = prompts.turn_request(observed, root=batch.project, opening=conversation.opening, turn_end=turn_end,
-                                    date=day)
-        related = await self.db(_related, batch, turn)
-        if related:
-            turn = prompts.turn_request(observed, root=batch.project, opening=conversation.opening,
-                                        turn_end=turn_end, date=day, related=related)
+                                    date=day, related=related, rendered=shown)
         reply = await self._send(conversation, turn)
         conversation.opening = ""
         parsed = parse(reply.text)
@@ -325,10 +324,10 @@ class Pipeline:
         self.executor.shutdown(wait=True)
 
 
-def _related(conn: Store, batch: Batch, request: ObserverRequest) -> list[Related]:
+def _related(conn: Store, batch: Batch, shown: Sequence[RenderedEvent]) -> list[Related]:
     """The project's existing observations the batch's events touch (same files, matching words)."""
-    files = [event.file for event in request.events if event.file]
-    words = " ".join(" ".join((event.body[:300], event.description, event.command[:200])) for event in request.events)
+    files = [event.file for event in shown if event.file]
+    words = " ".join(" ".join((event.body[:300], event.description, event.command[:200])) for event in shown)
     try:
         return results.related_observations(conn, batch.project, files, fts.keyword_expression(words[:2000]))
     except DatabaseError as exc:  # a hint only: a damaged table must not fail the batch (storing repairs it)

@@ -167,15 +167,21 @@ def _turn_facts(turn: TurnEnd) -> str:
     return f"The user's request this turn: {request}\nClaude's last message: {last}"
 
 
+def observed_events(events: Sequence[PendingEvent], root: str = "") -> tuple[RenderedEvent, ...]:
+    """The batch's events the observer is shown, rendered (cleaned and cut) once."""
+    return tuple(rendered_event(e, root) for e in events if e.kind in OBSERVED_KINDS)
+
+
 def turn_request(
     events: Sequence[PendingEvent], *, root: str = "", opening: str = "", turn_end: TurnEnd | None = None,
     date: str = "",
     related: Sequence[Related] = (),
+    rendered: Sequence[RenderedEvent] | None = None,
 ) -> ObserverRequest:
     """What the pipeline sends for one batch: opening (if any) + events + the observations they may
     supersede (if any) + summary request (if any); `date` is the day the events happened (an import of
-    old work is not today's)."""
-    shown = tuple(rendered_event(e, root) for e in events if e.kind in OBSERVED_KINDS)
+    old work is not today's). `rendered`: the events as `observed_events` already rendered them."""
+    shown = tuple(rendered) if rendered is not None else observed_events(events, root)
     related = tuple(related) if shown else ()
     text = compose(
         opening,
