@@ -11,18 +11,11 @@ from claude_mem.cli import cli
 from claude_mem.store import db
 from claude_mem.store import projects as store_projects
 from hook_support import rows
-from test_project import git
-from test_project_identity import env, new_repo, session_project, start  # noqa: F401  (env is a fixture)
+from test_project_identity import clones_of_one_remote, env, new_repo, session_project, start  # noqa: F401  (env is a fixture)
 
 
 def clones(tmp_path):
-    bare = tmp_path / "server" / "notes.git"
-    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path)
-    seed = new_repo(tmp_path / "seed")
-    git("push", "-q", str(bare), "main", cwd=seed)
-    git("clone", "-q", str(bare), str(tmp_path / "a" / "notes"), cwd=tmp_path)
-    git("clone", "-q", str(bare), str(tmp_path / "b" / "notes"), cwd=tmp_path)
-    return tmp_path / "a" / "notes", tmp_path / "b" / "notes"
+    return clones_of_one_remote(tmp_path, "notes", "a", "b")
 
 
 def shown_here(monkeypatch, where, needle: str) -> tuple[bool, bool]:

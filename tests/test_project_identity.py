@@ -102,6 +102,17 @@ def new_repo(path, remote: str | None = None):
     return path
 
 
+def clones_of_one_remote(tmp_path, name: str, first: str, second: str):
+    """Two clones (in `first/name` and `second/name`) of one bare repository `server/name.git`."""
+    bare = tmp_path / "server" / f"{name}.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path)
+    seed = new_repo(tmp_path / "seed")
+    git("push", "-q", str(bare), "main", cwd=seed)
+    for parent in (first, second):
+        git("clone", "-q", str(bare), str(tmp_path / parent / name), cwd=tmp_path)
+    return tmp_path / first / name, tmp_path / second / name
+
+
 def start(session: str, cwd, env) -> str:
     """Run the session-start hook at `cwd`; the context it injects."""
     result = run_hook("session-start", {"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": str(cwd),
@@ -141,19 +152,13 @@ def test_a_moved_checkout_keeps_its_project(data_dir, tmp_path, env):
 
 
 def test_a_fresh_clone_of_the_same_remote_shares_memory(data_dir, tmp_path, env):
-    bare = tmp_path / "server" / "lib.git"
-    git("init", "-q", "--bare", "-b", "main", str(bare), cwd=tmp_path)
-    seed = new_repo(tmp_path / "seed")
-    git("push", "-q", str(bare), "main", cwd=seed)
-    git("clone", "-q", str(bare), str(tmp_path / "one" / "lib"), cwd=tmp_path)
-    git("clone", "-q", str(bare), str(tmp_path / "two" / "lib"), cwd=tmp_path)
-    one, two = tmp_path / "one" / "lib", tmp_path / "two" / "lib"
+    one, two = clones_of_one_remote(tmp_path, "lib", "one", "two")
     start("a", one, env)
     note(data_dir, str(one), "The parser keeps unknown lines and counts them")
     context = start("b", two, env)
     assert "The parser keeps unknown lines" in context
     assert session_project(data_dir, "b") == str(one)
-    assert rows(data_dir, "SELECT key, remote FROM projects") == [(str(one), "file://" + str(bare)[:-4])]
+    assert rows(data_dir, "SELECT key, remote FROM projects") == [(str(one), "file://" + str(tmp_path / "server" / "lib"))]
     worktree = tmp_path / "wt" / "feature"
     git("worktree", "add", "-q", str(worktree), "-b", "feature", cwd=two)
     start("c", worktree, env)
