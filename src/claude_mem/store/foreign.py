@@ -134,19 +134,17 @@ class Original:
 
     def observations_of(self, session: TheirRow) -> list[TheirRow]:
         """The session's observations (by its observer's id), oldest row first."""
-        if session["memory_session_id"] is None:
-            return []
-        return list(self._rows(
-            f"SELECT {self._select('observations', 'o')} FROM observations o WHERE o.memory_session_id = ?"
-            " ORDER BY o.id", (session["memory_session_id"],)))
+        return self._by_observer("observations", session)
 
     def summaries_of(self, session: TheirRow) -> list[TheirRow]:
         """The session's summaries (by its observer's id), oldest row first."""
+        return self._by_observer("session_summaries", session)
+
+    def _by_observer(self, table: str, session: TheirRow) -> list[TheirRow]:
         if session["memory_session_id"] is None:
             return []
-        return list(self._rows(
-            f"SELECT {self._select('session_summaries', 'm')} FROM session_summaries m WHERE m.memory_session_id = ?"
-            " ORDER BY m.id", (session["memory_session_id"],)))
+        return list(self._rows(f"SELECT {self._select(table, 't')} FROM {table} t WHERE t.memory_session_id = ?"
+                               " ORDER BY t.id", (session["memory_session_id"],)))
 
     def orphans(self) -> dict[str, int]:
         """Rows that belong to no session of it (an import cannot place them): table -> count."""
