@@ -29,7 +29,7 @@ import uvicorn
 from claude_mem import paths
 from claude_mem import settings as settings_module
 from claude_mem.domain import utc_stamp
-from claude_mem.runtime import discovery, environment
+from claude_mem.runtime import discovery, environment, origin, registered
 from claude_mem.store import backup, integrity
 from claude_mem.worker import restart
 from claude_mem.worker.app import create_app
@@ -41,6 +41,7 @@ EXIT_LOCKED = 3  # another worker holds the lock: not an error, there is just no
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
 REAP_GRACE = 3.0
+WATCH_SECONDS = 2.0  # how often it looks whether what it was started for is still installed (a few stats)
 
 
 class Server(uvicorn.Server):
@@ -172,11 +173,29 @@ async def serve(server: Server, sock: socket.socket, ctx: WorkerContext) -> None
         discovery.write_info(ctx.data_dir, worker_info(ctx))
         log.info("worker %s ready on http://127.0.0.1:%d (pid %d, data dir %s)",
                  ctx.version, ctx.port, ctx.pid, ctx.data_dir)
-    watcher = asyncio.create_task(close_bus_on_exit(server, ctx))
+    watchers = [asyncio.create_task(close_bus_on_exit(server, ctx)),
+                asyncio.create_task(stop_when_uninstalled(server, ctx))]
     try:
         await task
     finally:
-        watcher.cancel()
+        for watcher in watchers:
+            watcher.cancel()
+
+
+async def stop_when_uninstalled(server: Server, ctx: WorkerContext) -> None:
+    """Stop once what started this worker is uninstalled (`runtime.origin`): the plugin, or the hooks of
+    `claude-mem install`; then nothing would ever use it again, and it would hold its memory for nothing."""
+    watch = registered.Watch(origin.parse(os.environ.get(origin.ENV)), environment.PACKAGE_PARENT)
+    log.info("started for %s", watch.registered or "nothing registered (watching only its own code)")
+    while not server.should_exit:
+        await asyncio.sleep(WATCH_SECONDS)
+        why = watch.gone()
+        if why:
+            log.warning("stopping: %s", why)
+            origin.note_stopped(ctx.data_dir, why, ctx.pid)
+            ctx.restart_port = None
+            server.should_exit = True
+            return
 
 
 async def close_bus_on_exit(server: Server, ctx: WorkerContext) -> None:
@@ -214,6 +233,7 @@ def run(lock_fd: int | None, lock_wait: float, port_override: int | None = None)
     setup_logging(data_dir, str(values["log_level"]))
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    origin.clear_stopped(data_dir)
     ctx = WorkerContext(settings=values, data_dir=data_dir)
     server: Server | None = None
     try:
