@@ -14,7 +14,6 @@ Stdlib only: hooks read the record when they start a worker.
 from __future__ import annotations
 
 import os
-import re
 import time
 
 from claude_mem import __version__
@@ -28,8 +27,8 @@ RECORD = os.path.join("install", "environment.json")  # beside install's backups
 DISTRIBUTION = "claude-mem-py"
 DEFAULT_EXTRAS = ("search", "team")  # what the plugin's venv installs beside the dependencies
 REQUIRED = "required"  # the key of the dependencies outside any extra
-_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-_EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+NAME_PATTERN = r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)"
+EXTRA_PATTERN = r"""extra\s*==\s*["']([^"']+)["']"""
 
 
 def record_path(directory: str) -> str:
@@ -37,6 +36,8 @@ def record_path(directory: str) -> str:
 
 
 def _normal(name: str) -> str:
+    import re  # only `claude-mem install` checks dependencies: the hooks that read the record skip `re`
+
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -44,6 +45,7 @@ def requirements(checkout: str) -> dict[str, list[str]]:
     """Dependency names by group: `required`, then each default extra. From the checkout's
     pyproject.toml when there is one (the code that runs), else the installed distribution's metadata."""
     import importlib.metadata
+    import re
 
     groups: dict[str, list[str]] = {REQUIRED: [], **{extra: [] for extra in DEFAULT_EXTRAS}}
     project = os.path.join(checkout, "pyproject.toml")
@@ -59,10 +61,10 @@ def requirements(checkout: str) -> dict[str, list[str]]:
         entries = []
         for item in importlib.metadata.requires(DISTRIBUTION) or []:
             requirement, _, marker = item.partition(";")
-            named = _EXTRA.search(marker)
+            named = re.search(EXTRA_PATTERN, marker)
             entries.append((requirement, named.group(1) if named else REQUIRED))
     for requirement, group in entries:
-        name = _NAME.match(requirement)
+        name = re.match(NAME_PATTERN, requirement)
         if name and group in groups and _normal(name.group(1)) not in groups[group]:
             groups[group].append(_normal(name.group(1)))
     return groups
