@@ -167,7 +167,8 @@ def test_estimates_follow_the_last_build(data_dir):
                    last_seconds={"venv": 3, "tools": 10, "worker": 40})
     found = environment.state(str(data_dir), now)
     assert (found["state"], found["stage"], found["remaining"], found["tools"]) == ("building", "tools", 48, False)
-    assert environment.describe(found).startswith("building: installing the MCP server (memory tools) (2 s so far")
+    assert environment.describe(found).startswith("building: step 2 of 3, installing the MCP server (memory tools), "
+                                                  "about 4% (since ")
     write_progress(data_dir, pid=2 ** 22 + 12345, started=now, stage="tools", stage_started=now)  # no such process
     assert environment.state(str(data_dir))["state"] == "interrupted"
     write_progress(data_dir, stage="tools", pid=os.getpid(), error="boom")
