@@ -61,6 +61,8 @@ def test_the_first_hook_after_install_builds_no_venv(home, worker_env):  # noqa:
                      "the worker")
     [pid] = worker_processes(worker_env)
     assert pid == state.pid and psutil.Process(pid).cmdline()[0] == sys.executable
+    assert state.info["python"] == sys.executable
+    assert state.info["started_for"] == f"the hooks in {home / '.claude' / 'settings.json'}"
     assert not os.path.exists(environment.venv_dir(data_dir))
     assert not os.path.exists(environment.progress_path(data_dir))
     hooks_log = open(os.path.join(data_dir, "logs", "hooks.log"), encoding="utf-8").read()

@@ -143,6 +143,7 @@ def test_claude_plugin_uninstall_stops_the_worker_and_doctor_says_how_to_reinsta
     assert hook.returncode == 0 and hook.stderr == b"", hook.stderr
     state = running_worker(data_dir)
     assert state.info["package"] == os.path.join(clone, "src")  # the plugin's code, the recorded interpreter
+    assert state.info["python"] == sys.executable and state.info["started_for"] == f"the plugin persistent-memory ({clone})"
     assert not os.path.exists(environment.venv_dir(data_dir))
 
     done = plugin_cli("uninstall", PLUGIN_ID, home=home_dir)

@@ -145,15 +145,18 @@ def _early_stop(signum: int, frame: object) -> None:
     _stop_requested = True
 
 
-def worker_info(ctx: WorkerContext) -> dict[str, object]:
+def worker_info(ctx: WorkerContext, watch: registered.Watch) -> dict[str, object]:
     """worker.json (DESIGN §7), with the observer the services actually started (the session-start
-    context header names it; empty when no observer service runs) and the folder this worker imported
-    `claude_mem` from (`package`: a worker whose code was uninstalled is stopped, `runtime.stale`)."""
+    context header names it; empty when no observer service runs), the folder this worker imported
+    `claude_mem` from (`package`: a worker whose code was uninstalled is stopped, `runtime.stale`), the
+    interpreter it runs with (`python`) and what registered it (`started_for`, "" for nothing)."""
     return {
         "pid": ctx.pid, "port": ctx.port, "version": ctx.version, "data_dir": ctx.data_dir,
         "started": ctx.started,
         "provider": {"name": ctx.provider_name},
         "package": environment.PACKAGE_PARENT,
+        "python": sys.executable,
+        "started_for": watch.registered,
     }
 
 
@@ -166,15 +169,16 @@ async def serve(server: Server, sock: socket.socket, ctx: WorkerContext) -> None
         server.should_exit = True
 
     ctx.shutdown = shutdown
+    watch = registered.Watch(origin.parse(os.environ.get(origin.ENV)), environment.PACKAGE_PARENT)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
     if server.started:  # the lifespan has run: every service has started (or reported why not)
-        discovery.write_info(ctx.data_dir, worker_info(ctx))
+        discovery.write_info(ctx.data_dir, worker_info(ctx, watch))
         log.info("worker %s ready on http://127.0.0.1:%d (pid %d, data dir %s)",
                  ctx.version, ctx.port, ctx.pid, ctx.data_dir)
     watchers = [asyncio.create_task(close_bus_on_exit(server, ctx)),
-                asyncio.create_task(stop_when_uninstalled(server, ctx))]
+                asyncio.create_task(stop_when_uninstalled(server, ctx, watch))]
     try:
         await task
     finally:
@@ -182,10 +186,9 @@ async def serve(server: Server, sock: socket.socket, ctx: WorkerContext) -> None
             watcher.cancel()
 
 
-async def stop_when_uninstalled(server: Server, ctx: WorkerContext) -> None:
+async def stop_when_uninstalled(server: Server, ctx: WorkerContext, watch: registered.Watch) -> None:
     """Stop once what started this worker is uninstalled (`runtime.origin`): the plugin, or the hooks of
     `claude-mem install`; then nothing would ever use it again, and it would hold its memory for nothing."""
-    watch = registered.Watch(origin.parse(os.environ.get(origin.ENV)), environment.PACKAGE_PARENT)
     log.info("started for %s", watch.registered or "nothing registered (watching only its own code)")
     while not server.should_exit:
         await asyncio.sleep(WATCH_SECONDS)
