@@ -178,7 +178,8 @@ def test_estimates_follow_the_last_build(data_dir):
 
 
 @pytest.mark.parametrize("content", ["", "not json", "[1, 2]", '{"stage": 7, "pid": "x", "started": "soon"}',
-                                     '{"stage": "tools", "pid": true, "last_seconds": [1]}', "\x00" * 100])
+                                     '{"stage": "tools", "pid": true, "last_seconds": [1]}', "\x00" * 100,
+                                     '{"stage": ["tools"], "started": 1e300}'])
 def test_a_damaged_progress_file_is_read_as_no_build(data_dir, content):
     os.makedirs(data_dir, exist_ok=True)
     with open(environment.progress_path(str(data_dir)), "w", encoding="utf-8") as handle:

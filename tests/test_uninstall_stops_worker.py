@@ -162,3 +162,43 @@ def test_claude_plugin_uninstall_stops_the_worker_and_doctor_says_how_to_reinsta
     assert reinstalled.returncode == 0, reinstalled.stdout + reinstalled.stderr
     checks = doctor()
     assert checks["hooks"][0]["status"] == "ok" and "uninstalled" not in checks and "kept on disk" not in checks
+
+
+def test_a_half_written_file_is_no_reason_to_stop(tmp_path):
+    """Claude Code or an editor may be writing a file as the worker looks: only a file that parses and
+    lacks our entry means "uninstalled"; a file rewritten with our entry kept changes nothing."""
+    from claude_mem.runtime import registered
+    from claude_mem.runtime.claude_config import Install
+
+    settings_file = tmp_path / "settings.json"
+    ours = Install(sys.executable, environment.PACKAGE_PARENT).hook_group("session-start", None)
+    settings_file.write_text(json.dumps({"hooks": {"SessionStart": [ours]}}))
+    config = tmp_path / "config"
+    listing = config / "plugins" / "installed_plugins.json"
+    listing.parent.mkdir(parents=True)
+    listing.write_text(json.dumps({"version": 2, "plugins": {PLUGIN_ID: [{"scope": "user"}]}}))
+    root = tmp_path / "plugin"
+    root.mkdir()
+    by_hooks = registered.Watch({"kind": "settings", "files": [str(settings_file), str(tmp_path / "none.json")]},
+                                environment.PACKAGE_PARENT)
+    by_plugin = registered.Watch({"kind": "plugin", "root": str(root), "config": str(config)}, environment.PACKAGE_PARENT)
+    assert by_hooks.registered == f"the hooks in {settings_file}"
+    assert by_plugin.registered == f"the plugin persistent-memory ({root})"
+    rewritten = {"version": 2, "plugins": {"other@elsewhere": [{"scope": "user"}], PLUGIN_ID: [{"scope": "user"}]}}
+    for settings, plugins in (('{"hooks": {"SessionStart": [', '{"version": 2, "plugins": {"persis'),
+                              (json.dumps({"model": "opus", "hooks": {"SessionStart": [ours]}}), json.dumps(rewritten))):
+        settings_file.write_text(settings)
+        listing.write_text(plugins)
+        assert by_hooks.gone() is None and by_plugin.gone() is None
+    listing.write_text(json.dumps({"version": 2, "plugins": {"other@elsewhere": [{"scope": "user"}]}}))
+    assert by_plugin.gone() == f"the plugin persistent-memory was uninstalled ({listing} no longer lists it)"
+    settings_file.write_text(json.dumps({"model": "opus"}))
+    assert by_hooks.gone() == f"claude-mem's hooks were removed from {settings_file}"
+
+    fresh = registered.Watch({"kind": "plugin", "root": str(root), "config": str(tmp_path / "no-config")},
+                             environment.PACKAGE_PARENT)  # `--plugin-dir`: not installed, only its folder counts
+    assert fresh.gone() is None
+    (root / ".orphaned_at").write_text("1795659391430")
+    assert fresh.gone() == f"the plugin persistent-memory was uninstalled (its folder {root} is marked orphaned)"
+    nothing = registered.Watch(origin.parse("not json"), environment.PACKAGE_PARENT)
+    assert nothing.registered == "" and nothing.gone() is None

@@ -131,7 +131,7 @@ def state(directory: str, now: float | None = None) -> dict[str, Any]:
     began = progress.get("started")
     found = {"state": "absent", "stage": None, "label": "", "elapsed": None, "remaining": None, "percent": None,
              "step": STAGES.index(stage) + 1 if stage in STAGES else None, "steps": len(STAGES),
-             "started": utc_stamp(began) if isinstance(began, (int, float)) else None,
+             "started": _stamp(began),
              "error": None, "tools": tools_ready(directory), "log": log, "pid": progress.get("pid")}
     if venv_ready(directory):
         return {**found, "state": "ready"}
@@ -149,9 +149,19 @@ def state(directory: str, now: float | None = None) -> dict[str, Any]:
     left_in_stage = max(expected[stage] - (now - stage_started), 2)
     remaining = left_in_stage + sum(expected[name] for name in STAGES[index + 1:])
     elapsed = max(now - started, 0.0)
-    return {**found, "state": "building", "stage": stage, "label": STAGE_LABELS[stage],
+    return {**found, "state": "building", "stage": stage, "label": STAGE_LABELS[stage], "started": _stamp(started),
             "elapsed": round(elapsed, 1), "remaining": round(remaining),
             "percent": min(int(100 * elapsed / (elapsed + remaining)), 99)}
+
+
+def _stamp(value: object) -> str | None:
+    """A time from venv-progress.json in UTC, None when it is not one (the file may be damaged)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        return utc_stamp(value)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _number(value: object, default: float) -> float:

@@ -10,14 +10,15 @@ the folder its own code comes from being deleted. A worker started by hand or fo
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 from claude_mem.runtime.claude_config import HOOK_MARKER, PLUGIN_NAME
-from claude_mem.runtime.origin import load_json
 
 ORPHANED = ".orphaned_at"  # what `claude plugin uninstall` leaves in the plugin's cached copy
 INSTALLED_PLUGINS = os.path.join("plugins", "installed_plugins.json")
+UNREADABLE = object()
 
 
 def _signature(path: str) -> tuple[int, int, int] | None:
@@ -28,17 +29,35 @@ def _signature(path: str) -> tuple[int, int, int] | None:
     return found.st_mtime_ns, found.st_size, found.st_ino
 
 
-def plugin_listed(path: str, name: str) -> bool:
-    """installed_plugins.json at `path` lists an install of plugin `name` (any marketplace, any scope)."""
-    found = load_json(path)
+def _read(path: str) -> Any:
+    """The JSON in `path`; None when the file is missing, `UNREADABLE` when it cannot be parsed (it may be
+    half-written this very moment: that is no reason to stop)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return UNREADABLE
+
+
+def plugin_listed(path: str, name: str) -> bool | None:
+    """Whether installed_plugins.json at `path` lists an install of plugin `name` (any marketplace, any
+    scope); None when it cannot be read."""
+    found = _read(path)
+    if found is UNREADABLE:
+        return None
     plugins = found.get("plugins") if isinstance(found, dict) else None
     return isinstance(plugins, dict) and any(key.split("@", 1)[0] == name and entries
                                              for key, entries in plugins.items())
 
 
-def holds_our_hooks(path: str) -> bool:
-    """A settings file with a hook that runs claude-mem (what `claude-mem install` writes, or `claude-mem hook`)."""
-    found = load_json(path)
+def holds_our_hooks(path: str) -> bool | None:
+    """Whether a settings file has a hook that runs claude-mem (what `claude-mem install` writes, or
+    `claude-mem hook`); None when it cannot be read."""
+    found = _read(path)
+    if found is UNREADABLE:
+        return None
     hooks = found.get("hooks") if isinstance(found, dict) else None
     for groups in hooks.values() if isinstance(hooks, dict) else ():
         for group in groups if isinstance(groups, list) else ():
@@ -64,10 +83,10 @@ class Watch:
             if os.path.isdir(root) and not os.path.exists(os.path.join(root, ORPHANED)):
                 self.root = root
             listing = os.path.join(str(origin.get("config") or ""), INSTALLED_PLUGINS)
-            if plugin_listed(listing, self.plugin):
+            if plugin_listed(listing, self.plugin) is True:
                 self.listing = listing
-        elif origin.get("kind") == "settings":
-            self.files = [str(path) for path in origin.get("files") or [] if holds_our_hooks(str(path))]
+        elif origin.get("kind") == "settings" and isinstance(origin.get("files"), list):
+            self.files = [str(path) for path in origin["files"] if holds_our_hooks(str(path)) is True]
         for path in [self.listing, *self.files]:
             if path:
                 self.seen[path] = _signature(path)
@@ -93,10 +112,10 @@ class Watch:
         if self.root and (not os.path.isdir(self.root) or os.path.exists(os.path.join(self.root, ORPHANED))):
             return "the plugin %s was uninstalled (its folder %s is %s)" % (
                 self.plugin, self.root, "gone" if not os.path.isdir(self.root) else "marked orphaned")
-        if self.listing and self._changed(self.listing) and not plugin_listed(self.listing, self.plugin):
+        if self.listing and self._changed(self.listing) and plugin_listed(self.listing, self.plugin) is False:
             return "the plugin %s was uninstalled (%s no longer lists it)" % (self.plugin, self.listing)
         if self.files:
             if any([self._changed(path) for path in self.files]) and \
-                    not any(holds_our_hooks(path) for path in self.files):
+                    all(holds_our_hooks(path) is False for path in self.files):
                 return "claude-mem's hooks were removed from %s" % ", ".join(self.files)
         return None
