@@ -120,6 +120,9 @@ def test_claude_mem_uninstall_stops_the_worker_and_says_what_stays(home, worker_
     clean_clone_advice(checks["hooks"][0]["fix"])
     assert f"the plugin's environment {venv}" in checks["kept on disk"][0]["detail"]
     assert f"`rm -rf {venv}` frees the venv alone" in checks["kept on disk"][0]["fix"]
+    assert "no session starts it while claude-mem is not registered" in checks["worker"][0]["detail"]
+    [venv_check] = checks["plugin environment"]
+    assert venv_check["detail"].endswith("nothing registered uses it") and not venv_check["fix"]
 
 
 @pytest.mark.slow

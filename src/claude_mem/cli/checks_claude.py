@@ -90,8 +90,7 @@ def known_marketplace() -> str | None:
 
 def leftovers_checks(ctx: Context) -> list[Check]:
     """When Claude Code runs none of our hooks: why the worker stopped, and what stays on disk."""
-    registration = ctx.registration
-    if registration.ours_by_plugin or registration.ours_by_settings or registration.plugin(PLUGIN, enabled=False):
+    if not ctx.nothing_registered:
         return []
     found = []
     stopped = origin.read_stopped(ctx.data_dir)

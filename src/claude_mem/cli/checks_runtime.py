@@ -18,6 +18,8 @@ from claude_mem.runtime import environment
 
 REACH_TIMEOUT = 2.0
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+VENV_STATES = {"ready": "built", "stale": "unfinished, or built for another version", "failed": "its build failed",
+               "interrupted": "its build was interrupted", "building": "being built"}
 SEARCH_PROBE = "from claude_mem.index.embedder import Embedder; Embedder().embed(['doctor'])"
 
 
@@ -59,6 +61,8 @@ def worker_checks(ctx: Context) -> list[Check]:
                               else reason)]
     start = "the next session start starts it" if ctx.values.get("autostart", True) else \
         "autostart is off: `claude-mem worker start`"
+    if ctx.nothing_registered:
+        start = "no session starts it while claude-mem is not registered (see hooks)"
     return found + [Check("worker", INFO, f"{reason}; {start}")]
 
 
@@ -129,6 +133,9 @@ def environment_checks(ctx: Context) -> list[Check]:
     state, line = found["state"], found["line"]
     needed = ctx.plugin_runs_hooks
     rebuild = "`claude-mem repair` (rebuilds it)"
+    if ctx.nothing_registered and state != "absent":  # what stays on disk says how to remove it
+        what = VENV_STATES.get(state, state)
+        return recorded + [Check("plugin environment", INFO, f"{found['venv']} ({what}); nothing registered uses it")]
     if recorded and recorded[0].status == OK:  # the worker runs with that interpreter: no venv is needed
         unused = [Check("plugin environment", INFO, f"{found['venv']} is not used (the worker runs with the "
                         "recorded interpreter)", f"`rm -rf {found['venv']}` frees its space")] if state != "absent" else []
