@@ -123,3 +123,29 @@ def test_uninstall_forgets_the_record(home, data_dir):  # noqa: F811
     assert os.path.exists(interpreter.record_path(str(data_dir)))
     report = json.loads(CliRunner().invoke(cli, ["uninstall", "--json"]).output)
     assert report["environment_forgotten"] is True and not os.path.exists(interpreter.record_path(str(data_dir)))
+
+
+@pytest.mark.slow
+def test_a_real_claude_session_after_install_starts_the_worker_without_a_venv(home, worker_env):  # noqa: F811
+    """`claude-mem install`, then a real `claude -p` session (offline, against the loopback fake) with
+    autostart on: its SessionStart hook starts the worker on the recorded interpreter, and no venv is
+    built; `claude-mem uninstall` then leaves nothing running."""
+    from claude_support import run_claude
+    from fakes.anthropic_api import FakeAnthropic
+
+    data_dir = str(worker_env)
+    project = home.parent / "work" / "shop"
+    install_for_real(project)
+    with FakeAnthropic() as fake:
+        result = run_claude("please write then edit hello.txt", fake.url, str(project), str(home),
+                            {"CLAUDE_MEM_AUTOSTART": "true"}, plugin_dir=None)
+    assert result.returncode == 0, result.stderr[-2000:]
+    state = wait_for(lambda: (lambda found: found if found.running else None)(control.state(data_dir)), 60,
+                     "the worker")
+    assert state.info["python"] == sys.executable and psutil.Process(state.pid).cmdline()[0] == sys.executable
+    assert state.info["started_for"] == f"the hooks in {home / '.claude' / 'settings.json'}"
+    assert not os.path.exists(environment.venv_dir(data_dir))
+    done = subprocess.run([sys.executable, "-m", "claude_mem", "uninstall"], capture_output=True, text=True,
+                          cwd=project, timeout=120)
+    assert done.returncode == 0 and f"worker stopped (pid {state.pid})" in done.stdout, done.stdout + done.stderr
+    assert not worker_processes(worker_env)
