@@ -2,8 +2,9 @@
 
 `ensure_worker()` costs a file read and one loopback `/health` call when the worker runs. Otherwise it
 takes the worker lock and hands it to a detached child, so concurrent hooks start one worker at most.
-The worker runs with the first interpreter that has its packages: the one running the hook, else
-the one `claude-mem install` recorded (`runtime.interpreter`), else `<data dir>/venv`. When none has
+The worker runs with the interpreter `claude-mem install` recorded (`runtime.interpreter`, checked
+for every dependency), else the one running the hook when it has the worker's packages, else
+`<data dir>/venv`. When none has
 them (the plugin's hooks run with a system python straight from the checkout), that child first
 builds the venv (`runtime.environment`, in stages) and then becomes the worker; until it is ready,
 other hooks see the lock held and leave it alone. The worker is told what it was started for
@@ -113,11 +114,11 @@ def _worker_command(directory: str, values: dict[str, Any],
     from claude_mem.runtime import interpreter, launch
 
     checkout = os.path.exists(os.path.join(os.path.dirname(PACKAGE_PARENT), "pyproject.toml"))
-    if environment.has_worker_packages():
-        return launch.worker_argv(sys.executable, fd), PACKAGE_PARENT if checkout else None
-    recorded = interpreter.usable(directory)
+    recorded = interpreter.usable(directory)  # checked for every dependency: before one that has the worker's three
     if recorded is not None:
         return launch.worker_argv(str(recorded["python"]), fd), PACKAGE_PARENT if checkout else None
+    if environment.has_worker_packages():
+        return launch.worker_argv(sys.executable, fd), PACKAGE_PARENT if checkout else None
     if environment.venv_ready(directory):
         return launch.worker_argv(environment.venv_python(directory), fd), None
     return None
