@@ -126,6 +126,18 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
         found.append(("observer throughput (offline provider)", f"{worker['observer_events_per_s']} events/s", "", None))
         found.append(("worker resident memory", f"{worker['worker_rss_mb']} MB", f"≤ {worker['memory_budget_mb']} MB",
                       worker["worker_rss_mb"] <= worker["memory_budget_mb"]))
+    install_env = report.get("install_env")
+    if install_env:
+        found.append(("first hook after `claude-mem install`: venv built",
+                      f"{'yes' if install_env['venv_built'] else 'no'} (hook {install_env['first_hook_ms']} ms, worker "
+                      f"answers after {install_env['worker_ready_s']} s; install {install_env['install_s']} s)",
+                      "no venv", not install_env["venv_built"] and install_env["worker_ready_s"] is not None))
+        stop = install_env["stops_itself_s"]
+        found.append(("worker stops itself after its hooks are removed", f"{stop} s", f"≤ {install_env['stop_budget_s']} s",
+                      stop is not None and stop <= install_env["stop_budget_s"]))
+        found.append(("worker's look at its registration (every 2 s)",
+                      f"{install_env['watch_look_cpu_us']} µs CPU = {install_env['watch_cpu_s_per_day']} s CPU a day", "",
+                      None))
     found += team_rows(report.get("team"))
     found += privacy_rows(report.get("privacy"))
     return found

@@ -284,10 +284,17 @@ def test_a_build_in_progress_is_information_with_stage_and_estimate(data_dir, ho
         code, checks = doctor()
         found = one(checks, "plugin environment")
         assert found["status"] == "info", found
-        assert "building: installing the MCP server (memory tools)" in found["detail"]
+        assert "building: step 2 of 3, installing the MCP server (memory tools), about 25%" in found["detail"]
         assert "12 s so far" in found["detail"] and "about 36 s left" in found["detail"]
+        log = os.path.join(data_dir, "logs", "venv-build.log")
+        assert f"log: {log}" in found["detail"] and "since 20" in found["detail"]
         status = run("status", COLUMNS="300").output
-        assert "plugin environment: building: installing the MCP server (memory tools)" in status
+        assert "plugin environment: building: step 2 of 3, installing the MCP server (memory tools)" in status
+        assert f"log: {log}" in status
+        shown = json.loads(run("status", "--json").output)["environment"]
+        assert (shown["state"], shown["stage"], shown["step"], shown["steps"], shown["percent"]) == \
+            ("building", "tools", 2, 3, 25)
+        assert shown["started"].endswith("Z") and shown["log"] == log and shown["elapsed"] >= 12
     finally:
         builder.kill()
         builder.wait(timeout=10)

@@ -167,7 +167,8 @@ def test_estimates_follow_the_last_build(data_dir):
                    last_seconds={"venv": 3, "tools": 10, "worker": 40})
     found = environment.state(str(data_dir), now)
     assert (found["state"], found["stage"], found["remaining"], found["tools"]) == ("building", "tools", 48, False)
-    assert environment.describe(found).startswith("building: installing the MCP server (memory tools) (2 s so far")
+    assert environment.describe(found).startswith("building: step 2 of 3, installing the MCP server (memory tools), "
+                                                  "about 4% (since ")
     write_progress(data_dir, pid=2 ** 22 + 12345, started=now, stage="tools", stage_started=now)  # no such process
     assert environment.state(str(data_dir))["state"] == "interrupted"
     write_progress(data_dir, stage="tools", pid=os.getpid(), error="boom")
@@ -177,7 +178,8 @@ def test_estimates_follow_the_last_build(data_dir):
 
 
 @pytest.mark.parametrize("content", ["", "not json", "[1, 2]", '{"stage": 7, "pid": "x", "started": "soon"}',
-                                     '{"stage": "tools", "pid": true, "last_seconds": [1]}', "\x00" * 100])
+                                     '{"stage": "tools", "pid": true, "last_seconds": [1]}', "\x00" * 100,
+                                     '{"stage": ["tools"], "started": 1e300}'])
 def test_a_damaged_progress_file_is_read_as_no_build(data_dir, content):
     os.makedirs(data_dir, exist_ok=True)
     with open(environment.progress_path(str(data_dir)), "w", encoding="utf-8") as handle:

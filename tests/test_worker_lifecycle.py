@@ -73,7 +73,9 @@ def test_start_status_stop(worker_env):
     data_dir = str(worker_env)
     started = cli("worker", "start")
     info = discovery.read_info(data_dir)
-    assert set(info) == {"pid", "port", "version", "data_dir", "started", "provider", "package"}
+    assert set(info) == {"pid", "port", "version", "data_dir", "started", "provider", "package", "python",
+                         "started_for"}
+    assert info["python"] == sys.executable and info["started_for"] == ""  # started by hand: nothing registers it
     assert info["provider"] == {"name": "offline"}  # the observer the services started (CLAUDE_MEM_PROVIDER)
     assert info["version"] == __version__ and info["data_dir"] == data_dir and info["port"] > 0
     assert f"pid {info['pid']}" in started.stdout and f"http://127.0.0.1:{info['port']}" in started.stdout

@@ -18,7 +18,7 @@ from typing import Any
 from claude_mem import paths, settings
 from claude_mem.cli.output import human_bytes
 from claude_mem.cli.plugin_env import environment_report
-from claude_mem.cli.registration import Registration, read_registration
+from claude_mem.cli.registration import PLUGIN, Registration, read_registration
 from claude_mem.domain import iso
 from claude_mem.runtime import control, discovery, stale
 from claude_mem.store import checkup
@@ -54,6 +54,12 @@ class Context:
     database: checkup.DatabaseReport
     environment: dict[str, Any]
     stopped: list[str] = field(default_factory=list)  # stale workers stopped before the checks
+
+    @property
+    def nothing_registered(self) -> bool:
+        """Claude Code runs none of our hooks and has no plugin of ours, enabled or not (after an uninstall)."""
+        found = self.registration
+        return not (found.ours_by_plugin or found.ours_by_settings or found.plugin(PLUGIN, enabled=False))
 
     @property
     def plugin_runs_hooks(self) -> bool:

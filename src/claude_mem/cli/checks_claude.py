@@ -11,12 +11,12 @@ from typing import Any
 
 from claude_mem import settings
 from claude_mem.cli.checks import INFO, OK, PROBLEM, WARNING, Check, Context
-from claude_mem.cli.registration import HOOK_EVENTS, ORIGINAL_PLUGIN, PLUGIN
+from claude_mem.cli.plugin_env import leftovers_line
+from claude_mem.cli.registration import HOOK_EVENTS, ORIGINAL_PLUGIN, PLUGIN, config_dir, read_json
 from claude_mem.paths import DB_FILENAME
-from claude_mem.runtime import environment
+from claude_mem.runtime import environment, origin, purge
 from claude_mem.store import checkup
 
-MARKETPLACE = os.path.join(environment.CHECKOUT, ".claude-plugin", "marketplace.json")
 PORT_PROBE_TIMEOUT = 0.3
 
 
@@ -54,9 +54,53 @@ def hooks_checks(ctx: Context) -> list[Check]:
 
 
 def install_fix() -> str:
-    where = environment.CHECKOUT if os.path.isfile(MARKETPLACE) else "<a clone of the repository>"
-    return (f"`claude plugin marketplace add {where}` then `claude plugin install persistent-memory@persistent-memory`;"
-            " with pipx/uv: `claude-mem install`")
+    """How to register claude-mem again, as the README's Install section says: the plugin from the
+    marketplace Claude Code still knows (`claude plugin uninstall` keeps it), else from a clean clone;
+    or a regular install's `claude-mem install`."""
+    marketplace = known_marketplace()
+    if marketplace:
+        plugin = f"`claude plugin install {PLUGIN}@{marketplace}` (its marketplace is still added)"
+    else:
+        where = environment.CHECKOUT if clean_clone(environment.CHECKOUT) else "<a clean clone of the repository>"
+        plugin = f"`claude plugin marketplace add {where}` then `claude plugin install {PLUGIN}@{PLUGIN}`"
+    return f"{plugin}; or, without the plugin, `claude-mem install` (pip, pipx or uv tool install)"
+
+
+def clean_clone(folder: str) -> bool:
+    """A folder the README lets you add as a marketplace: it lists the plugin, and it is neither a checkout
+    where `make test` built a `.venv` (the plugin cache would copy it) nor Claude Code's copy of the plugin."""
+    plugins = os.path.join(config_dir(), "plugins")
+    inside = os.path.realpath(folder).startswith(os.path.realpath(plugins) + os.sep)
+    return os.path.isfile(os.path.join(folder, ".claude-plugin", "marketplace.json")) and \
+        not os.path.exists(os.path.join(folder, ".venv")) and not inside
+
+
+def known_marketplace() -> str | None:
+    """The name of a marketplace Claude Code knows that lists our plugin, or None."""
+    known, _ = read_json(os.path.join(config_dir(), "plugins", "known_marketplaces.json"))
+    for name, entry in (known or {}).items():
+        source = entry.get("source") if isinstance(entry, dict) else None
+        folder = entry.get("installLocation") if isinstance(entry, dict) else None
+        folder = folder or (source.get("path") if isinstance(source, dict) else None)
+        listing, _ = read_json(os.path.join(str(folder), ".claude-plugin", "marketplace.json")) if folder else (None, "")
+        if any(isinstance(item, dict) and item.get("name") == PLUGIN for item in (listing or {}).get("plugins") or []):
+            return str(name)
+    return None
+
+
+def leftovers_checks(ctx: Context) -> list[Check]:
+    """When Claude Code runs none of our hooks: why the worker stopped, and what stays on disk."""
+    if not ctx.nothing_registered:
+        return []
+    found = []
+    stopped = origin.read_stopped(ctx.data_dir)
+    if stopped:
+        found.append(Check("uninstalled", INFO, f"the worker (pid {stopped.get('pid')}) stopped itself at "
+                           f"{stopped.get('at')}: {stopped.get('why')}"))
+    kept = purge.leftovers(ctx.data_dir)
+    if kept["exists"]:
+        found.append(Check("kept on disk", INFO, leftovers_line(kept), purge.removal_hint(kept)))
+    return found
 
 
 def original_dir() -> str:

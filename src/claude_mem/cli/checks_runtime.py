@@ -11,12 +11,15 @@ from urllib.parse import urlsplit
 
 from claude_mem import __version__, settings
 from claude_mem.cli.checks import INFO, OK, PROBLEM, WARNING, Check, Context
+from claude_mem.cli.plugin_env import recorded_line
 from claude_mem.index import embedder
 from claude_mem.observer.providers.auto import describe
 from claude_mem.runtime import environment
 
 REACH_TIMEOUT = 2.0
 ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+VENV_STATES = {"ready": "built", "stale": "unfinished, or built for another version", "failed": "its build failed",
+               "interrupted": "its build was interrupted", "building": "being built"}
 SEARCH_PROBE = "from claude_mem.index.embedder import Embedder; Embedder().embed(['doctor'])"
 
 
@@ -58,6 +61,8 @@ def worker_checks(ctx: Context) -> list[Check]:
                               else reason)]
     start = "the next session start starts it" if ctx.values.get("autostart", True) else \
         "autostart is off: `claude-mem worker start`"
+    if ctx.nothing_registered:
+        start = "no session starts it while claude-mem is not registered (see hooks)"
     return found + [Check("worker", INFO, f"{reason}; {start}")]
 
 
@@ -124,9 +129,34 @@ def _observer_fix(name: str) -> str:
 
 def environment_checks(ctx: Context) -> list[Check]:
     found = ctx.environment
+    recorded = _recorded_checks(ctx)
     state, line = found["state"], found["line"]
     needed = ctx.plugin_runs_hooks
     rebuild = "`claude-mem repair` (rebuilds it)"
+    if ctx.nothing_registered and state != "absent":  # what stays on disk says how to remove it
+        what = VENV_STATES.get(state, state)
+        return recorded + [Check("plugin environment", INFO, f"{found['venv']} ({what}); nothing registered uses it")]
+    if recorded and recorded[0].status == OK:  # the worker runs with that interpreter: no venv is needed
+        unused = [Check("plugin environment", INFO, f"{found['venv']} is not used (the worker runs with the "
+                        "recorded interpreter)", f"`rm -rf {found['venv']}` frees its space")] if state != "absent" else []
+        return recorded + unused
+    return recorded + _venv_checks(ctx, state, line, needed, rebuild)
+
+
+def _recorded_checks(ctx: Context) -> list[Check]:
+    """The interpreter `claude-mem install` recorded for the worker, if any."""
+    if not ctx.environment["recorded"]:
+        return []
+    line = recorded_line(ctx.environment)
+    if ctx.environment["recorded_problem"]:
+        status = WARNING if ctx.registration.ours_by_settings else INFO
+        return [Check("worker environment", status, line, "`claude-mem install` again, from the environment claude-mem "
+                      "is installed in")]
+    return [Check("worker environment", OK, line)]
+
+
+def _venv_checks(ctx: Context, state: str, line: str, needed: bool, rebuild: str) -> list[Check]:
+    found = ctx.environment
     if state == "ready":
         return [Check("plugin environment", OK if needed else INFO, f"{found['venv']}: built")]
     if state == "building":
@@ -152,6 +182,9 @@ def search_checks(ctx: Context) -> list[Check]:
             return [Check("search", OK, f"{vectors.get('model')} in the worker: {vectors.get('embedded')} of "
                           f"{vectors.get('total')} rows embedded")]
         return [Check("search", INFO, f"keyword-only in the worker: {vectors.get('reason')}", keyword_fix)]
+    recorded = ctx.environment["recorded"]
+    if ctx.plugin_runs_hooks and recorded and not ctx.environment["recorded_problem"]:
+        return [_probe_venv_model(str(recorded["python"]), keyword_fix)]  # the plugin's worker runs with it
     if ctx.plugin_runs_hooks:  # the plugin's worker runs from its environment
         if ctx.environment["state"] != "ready":
             return [Check("search", INFO, "not known yet: the plugin's worker runs from its environment, which is "
@@ -172,10 +205,10 @@ def _probe_venv_model(python: str, keyword_fix: str) -> Check:
         done = subprocess.run([python, "-c", SEARCH_PROBE], capture_output=True, text=True, timeout=60,
                               stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError) as exc:
-        return Check("search", INFO, f"keyword-only: the plugin's environment cannot load the model ({exc})",
+        return Check("search", INFO, f"keyword-only: the worker's environment ({python}) cannot load the model ({exc})",
                      keyword_fix)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return Check("search", INFO, f"keyword-only: the plugin's environment cannot load the model ({last})",
+        return Check("search", INFO, f"keyword-only: the worker's environment ({python}) cannot load the model ({last})",
                      "`claude-mem repair` (rebuilds the environment)")
-    return Check("search", OK, f"{embedder.MODEL} loads in the plugin's environment (search by words and meaning)")
+    return Check("search", OK, f"{embedder.MODEL} loads in the worker's environment ({python}; search by words and meaning)")

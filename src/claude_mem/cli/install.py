@@ -15,7 +15,8 @@ from claude_mem import settings
 from claude_mem.cli.group import cli
 from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json, human_bytes
-from claude_mem.runtime import claude_config, config_files, control, environment, purge
+from claude_mem.cli.plugin_env import leftovers_line
+from claude_mem.runtime import claude_config, config_files, control, environment, interpreter, purge
 from claude_mem.runtime.claude_config import SCOPES, ConfigError, Install
 from claude_mem.runtime.config_files import CREATED, REMOVED, RESTORED, UNCHANGED, UPDATED, Outcome
 
@@ -23,6 +24,7 @@ SCOPE_HELP = ("user: every project (~/.claude/settings.json and ~/.claude.json, 
               "project: this folder, shared through git (.claude/settings.json and .mcp.json); "
               "local: this folder, for you alone (.claude/settings.local.json and ~/.claude.json).")
 TOOLS = ("search", "timeline", "get_observations")
+EXTRA_EFFECT = {"search": "search is by keywords only, not by meaning", "team": "team memory cannot be used"}
 STYLES = {CREATED: "green", UPDATED: "green", RESTORED: "green", REMOVED: "yellow", UNCHANGED: "dim"}
 
 
@@ -106,6 +108,10 @@ def install(scope: str, dry_run: bool, as_json: bool) -> None:
     mcp__memory__get_observations. The hooks run this interpreter with `-I -S`, as fast as the
     plugin's.
 
+    It also checks that this interpreter imports every dependency (those of the search and team
+    extras too) and records it in <data dir>/install/environment.json: the worker runs with it, the
+    plugin's included, so no separate environment is built.
+
     Safe to run again: nothing changes when all is in place, and an older entry of claude-mem's
     (another interpreter, after a reinstall) is replaced. Every file is backed up into
     <data dir>/install/backups before it changes; a file that is not JSON or cannot be written is
@@ -117,11 +123,14 @@ def install(scope: str, dry_run: bool, as_json: bool) -> None:
     if dry_run:
         for change in outcome.changed:
             config_files.check_writable(change)
-    else:
+    recorded = None
+    if not dry_run:
         outcome.backups = config_files.apply(changes, settings.data_dir())
+        recorded = interpreter.record(settings.data_dir(), setup.python, setup.package_parent,
+                                      interpreter.check(interpreter.requirements(environment.CHECKOUT)))
     warnings = _warnings(scope, setup)
     if as_json:
-        emit_json(_report(outcome, warnings))
+        emit_json(_report(outcome, warnings, environment=recorded))
         return
     if dry_run:
         _diffs(outcome)
@@ -131,8 +140,27 @@ def install(scope: str, dry_run: bool, as_json: bool) -> None:
         prefix = f"mcp__{setup.server}__"
         say("New Claude Code sessions are captured and start with their project's memory; Claude sees the tools as "
             f"{', '.join(prefix + tool for tool in TOOLS)}. `claude-mem uninstall` takes it out.")
+    if recorded is not None:
+        _say_environment(recorded)
     for warning in warnings:
         say(f"warning: {warning}", "yellow")
+
+
+def _say_environment(recorded: dict[str, Any]) -> None:
+    """Which interpreter the worker will run with, and what it lacks."""
+    missing: dict[str, list[str]] = recorded["missing"]
+    if interpreter.REQUIRED in missing:
+        say(f"warning: the worker cannot run with {recorded['python']}: it lacks "
+            f"{', '.join(missing[interpreter.REQUIRED])}; the first session builds {environment.venv_dir(settings.data_dir())}"
+            f" instead (several hundred MB). `pip install claude-mem-py` here, then `claude-mem install` again, avoids it",
+            "yellow")
+        return
+    say(f"The worker runs with {recorded['python']} (checked: every dependency imports"
+        f"{', except ' + '; '.join(', '.join(names) for names in missing.values()) if missing else ''}); no separate "
+        "environment is built.")
+    for extra, names in missing.items():
+        say(f"note: without the [{extra}] extra ({', '.join(names)}) {EXTRA_EFFECT.get(extra, 'it is off')}; "
+            f"`pip install 'claude-mem-py[{extra}]'` adds it", "yellow")
 
 
 def _report(outcome: Outcome, warnings: list[str], **extra: Any) -> dict[str, Any]:
@@ -172,9 +200,10 @@ def uninstall(scope: str, purge_data: bool, yes: bool, as_json: bool) -> None:
     Removes exactly what `claude-mem install --scope SCOPE` added — hooks and servers that run
     claude-mem, never another's — and nothing else. A file nobody edited since install is put back
     byte for byte (a file install created is deleted, with the folders it created); in a file edited
-    since, the edits stay. Every changed file is backed up first. With --purge the data dir goes
-    too, after a confirmation (or --yes); a folder that does not look like claude-mem's data dir is
-    refused.
+    since, the edits stay. Every changed file is backed up first. The recorded interpreter is
+    forgotten, and what stays on disk (the data dir: your memory, the plugin's environment) is
+    listed with its size and how to remove it. With --purge the data dir goes too, after a
+    confirmation (or --yes); a folder that does not look like claude-mem's data dir is refused.
     """
     data_dir = settings.data_dir()
     changes = config_files.plan_uninstall(scope, os.getcwd(), os.environ, data_dir)
@@ -182,11 +211,14 @@ def uninstall(scope: str, purge_data: bool, yes: bool, as_json: bool) -> None:
     outcome = Outcome(scope, changes)
     outcome.backups = config_files.apply(changes, data_dir)
     stopped = control.stop(data_dir) if os.path.isdir(data_dir) else None
+    forgot = interpreter.forget(data_dir)
     size = purge.size_of(data_dir) if purging else 0
     if purging:
         shutil.rmtree(data_dir)
+    kept = purge.leftovers(data_dir)
     if as_json:
-        emit_json(_report(outcome, [], worker_stopped=stopped, purged=data_dir if purging else None, purged_bytes=size))
+        emit_json(_report(outcome, [], worker_stopped=stopped, purged=data_dir if purging else None, purged_bytes=size,
+                          environment_forgotten=forgot, kept=kept, remove=purge.removal_hint(kept) if kept["exists"] else ""))
         return
     _print_files(outcome, False, f"Removed claude-mem from Claude Code ({scope} scope):")
     say(f"worker stopped (pid {stopped})" if stopped else "worker was not running")
@@ -194,3 +226,6 @@ def uninstall(scope: str, purge_data: bool, yes: bool, as_json: bool) -> None:
         say(f"deleted {data_dir} ({human_bytes(size)})")
     elif purge_data:
         say(f"nothing to purge: {data_dir} does not exist")
+    elif kept["exists"]:
+        say(f"kept on disk: {leftovers_line(kept)}")
+        say(f"to remove it: {purge.removal_hint(kept)}")

@@ -1,11 +1,13 @@
-"""The plugin's environment (`<data dir>/venv`) as `status` and `doctor` show it."""
+"""The worker's environment as `status` and `doctor` show it: the interpreter `claude-mem install`
+recorded, the plugin's `<data dir>/venv` (its build's progress), and what stays on disk afterwards."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from claude_mem.runtime import environment
+from claude_mem.cli.output import human_bytes
+from claude_mem.runtime import environment, interpreter
 
 
 def built_for(data_dir: str) -> str:
@@ -30,4 +32,27 @@ def environment_report(data_dir: str) -> dict[str, Any]:
                 f"rebuilds it" if marker else "an unfinished build; the next session start rebuilds it")
     else:
         line = environment.describe(found)
-    return {**found, "venv": venv, "line": line, "shown": found["state"] != "absent"}
+    recorded = interpreter.read(data_dir)
+    return {**found, "venv": venv, "line": line, "shown": found["state"] != "absent", "recorded": recorded,
+            "recorded_problem": interpreter.problem(recorded) if recorded else None}
+
+
+def recorded_line(report: dict[str, Any]) -> str:
+    """The interpreter `claude-mem install` recorded for the worker, and whether it can run it."""
+    recorded = report["recorded"]
+    if report["recorded_problem"]:
+        return f"{recorded['python']} (recorded by `claude-mem install`) cannot run it: {report['recorded_problem']}"
+    missing = recorded.get("missing") or {}
+    extras = "; lacks " + "; ".join(f"[{group}]: {', '.join(names)}" for group, names in missing.items()) \
+        if missing else ", every dependency imports"
+    return f"{recorded['python']} (recorded by `claude-mem install` at {recorded.get('recorded')}{extras})"
+
+
+def leftovers_line(found: dict[str, Any]) -> str:
+    """What `purge.leftovers` found, for people: the data dir, the memory in it and the venv, with sizes."""
+    if not found["exists"]:
+        return f"nothing: {found['data_dir']} does not exist"
+    parts = [f"your memory (database and backups, {human_bytes(int(found['memory_bytes']))})"]
+    if found["venv"]:
+        parts.append(f"the plugin's environment {found['venv']} ({human_bytes(int(found['venv_bytes']))})")
+    return f"{found['data_dir']} ({human_bytes(int(found['bytes']))}): {', '.join(parts)}, settings and logs"

@@ -119,8 +119,8 @@ class Repairs:
         if found["state"] == "building":
             say(f"plugin environment: being built by pid {found['pid']}; `claude-mem doctor` shows its progress")
             return
-        if found["state"] not in ("failed", "interrupted", "stale"):
-            return
+        if found["state"] not in ("failed", "interrupted", "stale") or (found["recorded"] and not found["recorded_problem"]):
+            return  # nothing to rebuild, or not needed: the worker runs with the interpreter `claude-mem install` recorded
         source = self.build_source()
         if source is None:
             say("plugin environment: cannot rebuild it from here (no plugin folder found); the plugin's next session "

@@ -11,10 +11,11 @@ from claude_mem.capture.diagnostics import capture_report
 from claude_mem.cli.group import cli
 from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json, human_bytes
-from claude_mem.cli.plugin_env import environment_report
+from claude_mem.cli.plugin_env import environment_report, recorded_line
 from claude_mem.cli.worker import describe_report, worker_report
 from claude_mem.observer.providers.auto import describe
 from claude_mem.observer.report import observer_report
+from claude_mem.runtime import origin
 from claude_mem.store import db, migrations, stats
 
 
@@ -38,7 +39,8 @@ def status_report() -> dict[str, Any]:
     observer["selected"] = selected_observer(worker, directory)
     return {"store": stats.store_report(directory), "capture": capture_report(directory),
             "privacy": stats.privacy_report(directory), "observer": observer, "worker": worker,
-            "environment": environment_report(directory), "warnings": settings.problems(directory)}
+            "environment": environment_report(directory), "worker_stopped": origin.read_stopped(directory),
+            "warnings": settings.problems(directory)}
 
 
 @cli.command()
@@ -49,8 +51,9 @@ def status(as_json: bool) -> None:
     Reports the data dir, database size, and counts of sessions, prompts, queued events by
     status, observations and summaries; secrets caught late (rows the worker's second redaction
     pass had to redact after the hooks missed them); the observer (as the running worker reports
-    it, else what the settings would give) and the worker; and every refused setting. Never
-    creates anything.
+    it, else what the settings would give) and the worker; the worker's environment (the interpreter
+    `claude-mem install` recorded, the plugin's venv: while it is built, its step, percent, start
+    time and log); and every refused setting. Never creates anything.
     """
     report = status_report()
     if as_json:
@@ -101,9 +104,15 @@ def status(as_json: bool) -> None:
     for line in describe_report(report["worker"], shown_warnings=report["warnings"]):
         out.print(line, markup=False)
     plugin_env = report["environment"]
+    if plugin_env["recorded"]:
+        out.print(f"worker environment: {recorded_line(plugin_env)}", markup=False,
+                  style="yellow" if plugin_env["recorded_problem"] else None)
     if plugin_env["shown"]:
         out.print(f"plugin environment: {plugin_env['line']}", markup=False,
                   style="red" if plugin_env["state"] == "failed" else None)
+    stopped = report["worker_stopped"]
+    if stopped and not report["worker"].get("running"):
+        out.print(f"the worker stopped itself at {stopped.get('at')}: {stopped.get('why')}", markup=False)
 
 
 def _print_caught_late(out: Console, privacy: dict[str, Any]) -> None:

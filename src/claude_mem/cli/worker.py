@@ -31,6 +31,10 @@ def describe_report(report: dict[str, Any], shown_warnings: Collection[str] = ()
         queue = health.get("queue") or {}
         lines.append(f"worker: running, pid {report['pid']}, {report['url']} (version {health.get('version')})")
         lines.append(f"  data dir: {health.get('data_dir')}")
+        info = report.get("info") or {}
+        if info.get("python"):
+            lines.append(f"  runs with {info['python']}, for {info.get('started_for') or 'nothing registered'} "
+                         "(it stops itself once that is uninstalled)")
         lines.append(f"  up for {format_uptime(float(health.get('uptime') or 0))}, status {health.get('status')}")
         ok = "ok" if provider.get("ok") else f"not ok: {provider.get('reason')}"
         lines.append(f"  observer: {provider.get('name')} ({ok})")

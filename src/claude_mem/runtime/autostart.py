@@ -2,10 +2,13 @@
 
 `ensure_worker()` costs a file read and one loopback `/health` call when the worker runs. Otherwise it
 takes the worker lock and hands it to a detached child, so concurrent hooks start one worker at most.
-When the interpreter running the hook lacks the worker's packages (the plugin's hooks run with a
-system python straight from the checkout), that child first builds `<data dir>/venv`
-(`runtime.environment`, in stages) and then becomes the worker; until it is ready, other hooks see
-the lock held and leave it alone.
+The worker runs with the interpreter `claude-mem install` recorded (`runtime.interpreter`, checked
+for every dependency), else the one running the hook when it has the worker's packages, else
+`<data dir>/venv`. When none has
+them (the plugin's hooks run with a system python straight from the checkout), that child first
+builds the venv (`runtime.environment`, in stages) and then becomes the worker; until it is ready,
+other hooks see the lock held and leave it alone. The worker is told what it was started for
+(`runtime.origin`), so it stops itself once that is uninstalled.
 """
 
 from __future__ import annotations
@@ -82,8 +85,7 @@ def _restart_once(directory: str, values: dict[str, Any], info: dict[str, Any], 
     if argv is None:  # a venv of our version must be built first: the next hook starts that build
         return "restarting (venv to rebuild)"
     command, pythonpath = argv
-    env = launch.scrubbed_env(dict(os.environ), str(values.get("anthropic_base_url") or ""), pythonpath)
-    launch.spawn(command + ["--lock-wait", "60"], directory, env)
+    launch.spawn(command + ["--lock-wait", "60"], directory, _worker_env(values, pythonpath))
     return "restarting (worker %s, hooks %s)" % (running_version, __version__)
 
 
@@ -97,8 +99,7 @@ def _spawn(directory: str, values: dict[str, Any]) -> str:
         if chosen is None:
             return _bootstrap(directory, values, fd)
         command, pythonpath = chosen
-        env = launch.scrubbed_env(dict(os.environ), str(values.get("anthropic_base_url") or ""), pythonpath)
-        pid = launch.spawn(command, directory, env, pass_fd=fd)
+        pid = launch.spawn(command, directory, _worker_env(values, pythonpath), pass_fd=fd)
         return "spawned pid %d" % pid
     finally:
         os.close(fd)
@@ -106,15 +107,30 @@ def _spawn(directory: str, values: dict[str, Any]) -> str:
 
 def _worker_command(directory: str, values: dict[str, Any],
                     fd: int | None = None) -> tuple[list[str], str | None] | None:
-    """(argv, PYTHONPATH) of a worker this machine can run now, or None when a venv must be built."""
-    from claude_mem.runtime import launch
+    """(argv, PYTHONPATH) of a worker this machine can run now, or None when a venv must be built.
 
+    This interpreter and a recorded one run our code: a checkout's `src` goes on PYTHONPATH (never a
+    site-packages folder, which would come before the standard library)."""
+    from claude_mem.runtime import interpreter, launch
+
+    checkout = os.path.exists(os.path.join(os.path.dirname(PACKAGE_PARENT), "pyproject.toml"))
+    recorded = interpreter.usable(directory)  # checked for every dependency: before one that has the worker's three
+    if recorded is not None:
+        return launch.worker_argv(str(recorded["python"]), fd), PACKAGE_PARENT if checkout else None
     if environment.has_worker_packages():
-        checkout = os.path.exists(os.path.join(os.path.dirname(PACKAGE_PARENT), "pyproject.toml"))
         return launch.worker_argv(sys.executable, fd), PACKAGE_PARENT if checkout else None
     if environment.venv_ready(directory):
         return launch.worker_argv(environment.venv_python(directory), fd), None
     return None
+
+
+def _worker_env(values: dict[str, Any], pythonpath: str | None = None) -> dict[str, str]:
+    """The hook's environment without the session's variables, and with what the worker is for."""
+    from claude_mem.runtime import launch, origin
+
+    env = launch.scrubbed_env(dict(os.environ), str(values.get("anthropic_base_url") or ""), pythonpath)
+    env[origin.ENV] = origin.describe(os.environ, os.getcwd())
+    return env
 
 
 def _bootstrap(directory: str, values: dict[str, Any], fd: int) -> str:
@@ -124,8 +140,8 @@ def _bootstrap(directory: str, values: dict[str, Any], fd: int) -> str:
 
     code = "import sys; sys.path.insert(0, sys.argv[1]); from claude_mem.runtime.autostart import bootstrap; " \
            "sys.exit(bootstrap(sys.argv[2], int(sys.argv[3])))"
-    env = launch.scrubbed_env(dict(os.environ), str(values.get("anthropic_base_url") or ""))
-    pid = launch.spawn([sys.executable, "-c", code, PACKAGE_PARENT, directory, str(fd)], directory, env, pass_fd=fd)
+    pid = launch.spawn([sys.executable, "-c", code, PACKAGE_PARENT, directory, str(fd)], directory,
+                       _worker_env(values), pass_fd=fd)
     return "bootstrapping pid %d" % pid
 
 

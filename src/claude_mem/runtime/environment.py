@@ -120,16 +120,21 @@ def _write_progress(directory: str, progress: dict[str, Any]) -> None:
 
 
 def state(directory: str, now: float | None = None) -> dict[str, Any]:
-    """What is true of the venv now, for messages: {state, stage, label, elapsed, remaining, error,
-    tools, log}. `state` is ready, building, failed, interrupted or absent."""
+    """What is true of the venv now, for messages: {state, stage, step, steps, label, started, elapsed,
+    remaining, percent, error, tools, log}. `state` is ready, building, failed, interrupted or absent;
+    `step` counts the stages from 1, `started` is when the build began (UTC), `percent` is estimated
+    from the last build's durations, else typical ones."""
     now = time.time() if now is None else now
     progress = read_progress(directory)
     log = os.path.join(directory, BUILD_LOG)
-    found = {"state": "absent", "stage": None, "label": "", "elapsed": None, "remaining": None,
+    stage = progress.get("stage")
+    began = progress.get("started")
+    found = {"state": "absent", "stage": None, "label": "", "elapsed": None, "remaining": None, "percent": None,
+             "step": STAGES.index(stage) + 1 if stage in STAGES else None, "steps": len(STAGES),
+             "started": _stamp(began),
              "error": None, "tools": tools_ready(directory), "log": log, "pid": progress.get("pid")}
     if venv_ready(directory):
         return {**found, "state": "ready"}
-    stage = progress.get("stage")
     if progress.get("error"):
         return {**found, "state": "failed", "stage": stage, "error": str(progress["error"]),
                 "label": STAGE_LABELS.get(str(stage), "")}
@@ -143,8 +148,20 @@ def state(directory: str, now: float | None = None) -> dict[str, Any]:
     index = STAGES.index(stage)
     left_in_stage = max(expected[stage] - (now - stage_started), 2)
     remaining = left_in_stage + sum(expected[name] for name in STAGES[index + 1:])
-    return {**found, "state": "building", "stage": stage, "label": STAGE_LABELS[stage],
-            "elapsed": round(now - started, 1), "remaining": round(remaining)}
+    elapsed = max(now - started, 0.0)
+    return {**found, "state": "building", "stage": stage, "label": STAGE_LABELS[stage], "started": _stamp(started),
+            "elapsed": round(elapsed, 1), "remaining": round(remaining),
+            "percent": min(int(100 * elapsed / (elapsed + remaining)), 99)}
+
+
+def _stamp(value: object) -> str | None:
+    """A time from venv-progress.json in UTC, None when it is not one (the file may be damaged)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        return utc_stamp(value)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _number(value: object, default: float) -> float:
@@ -163,8 +180,9 @@ def describe(found: dict[str, Any]) -> str:
         return "built"
     if found["state"] == "building":
         tools = "memory tools ready; " if found["tools"] else ""
-        return "building: %s%s (%.0f s so far, about %d s left)" % (tools, found["label"], found["elapsed"] or 0,
-                                                                 found["remaining"] or 0)
+        return "building: step %d of %d, %s%s, about %d%% (since %s, %.0f s so far, about %d s left; log: %s)" % (
+            found["step"], found["steps"], tools, found["label"], found["percent"] or 0, found["started"],
+            found["elapsed"] or 0, found["remaining"] or 0, found["log"])
     if found["state"] == "failed":
         return "build failed while %s: %s (log: %s)" % (found["label"] or "building", found["error"], found["log"])
     if found["state"] == "interrupted":
@@ -176,6 +194,10 @@ def session_notice(directory: str) -> str | None:
     """What the session-start message adds while the plugin's environment is not ready (None when it
     is, or when this interpreter needs none)."""
     if venv_ready(directory) or has_worker_packages():
+        return None
+    from claude_mem.runtime import interpreter
+
+    if interpreter.usable(directory) is not None:  # the worker runs with what `claude-mem install` recorded
         return None
     found = state(directory)
     # The hook has just handed the lock to a build that has not written its progress yet.
@@ -225,6 +247,8 @@ def build(directory: str) -> bool:
     import shutil
     import subprocess
 
+    from claude_mem.runtime import interpreter
+
     if not os.path.exists(os.path.join(CHECKOUT, "pyproject.toml")):
         return _failed(directory, {}, "venv", "%s is not a plugin checkout" % CHECKOUT)
     target = venv_dir(directory)
@@ -240,7 +264,7 @@ def build(directory: str) -> bool:
     steps = [
         ("venv", [sys.executable, "-m", "venv", target], 300),
         ("tools", pip + [mcp_requirement()], PIP_TIMEOUT),
-        ("worker", pip + [CHECKOUT + "[search,team]"], PIP_TIMEOUT),
+        ("worker", pip + [CHECKOUT + "[%s]" % ",".join(interpreter.DEFAULT_EXTRAS)], PIP_TIMEOUT),
     ]
     resume = tools_ready(directory)
     if not resume:

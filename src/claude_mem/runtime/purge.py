@@ -54,3 +54,32 @@ def size_of(folder: str) -> int:
                 pass
     return total
 
+
+
+def leftovers(data_dir: str) -> dict[str, object]:
+    """What stays on disk once claude-mem is no longer registered: the data dir and, inside it, the
+    memory (database and backups) and the plugin's venv, with their sizes in bytes."""
+    from claude_mem.runtime.environment import venv_dir
+
+    if not os.path.isdir(data_dir):
+        return {"data_dir": data_dir, "exists": False, "bytes": 0, "memory_bytes": 0, "venv": None, "venv_bytes": 0}
+    memory = sum(size_of(path) if os.path.isdir(path) else _file_size(path)
+                 for path in (paths.db_path(data_dir), paths.backups_dir(data_dir)))
+    memory += sum(_file_size(paths.db_path(data_dir) + suffix) for suffix in ("-wal", "-shm"))
+    venv = venv_dir(data_dir)
+    return {"data_dir": data_dir, "exists": True, "bytes": size_of(data_dir), "memory_bytes": memory,
+            "venv": venv if os.path.isdir(venv) else None, "venv_bytes": size_of(venv) if os.path.isdir(venv) else 0}
+
+
+def _file_size(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
+
+
+def removal_hint(found: dict[str, object]) -> str:
+    """How to remove what `leftovers` found, in one sentence (the README says the same)."""
+    venv = f"`rm -rf {found['venv']}` frees the venv alone; " if found["venv"] else ""
+    return (f"{venv}`claude-mem uninstall --purge` (or `rm -rf {found['data_dir']}`) deletes everything, "
+            "your memory included; keep it to find your memory again after a reinstall")

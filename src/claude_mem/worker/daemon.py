@@ -29,7 +29,7 @@ import uvicorn
 from claude_mem import paths
 from claude_mem import settings as settings_module
 from claude_mem.domain import utc_stamp
-from claude_mem.runtime import discovery, environment
+from claude_mem.runtime import discovery, environment, origin, registered
 from claude_mem.store import backup, integrity
 from claude_mem.worker import restart
 from claude_mem.worker.app import create_app
@@ -41,6 +41,7 @@ EXIT_LOCKED = 3  # another worker holds the lock: not an error, there is just no
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
 REAP_GRACE = 3.0
+WATCH_SECONDS = 2.0  # how often it looks whether what it was started for is still installed (a few stats)
 
 
 class Server(uvicorn.Server):
@@ -144,15 +145,18 @@ def _early_stop(signum: int, frame: object) -> None:
     _stop_requested = True
 
 
-def worker_info(ctx: WorkerContext) -> dict[str, object]:
+def worker_info(ctx: WorkerContext, watch: registered.Watch) -> dict[str, object]:
     """worker.json (DESIGN §7), with the observer the services actually started (the session-start
-    context header names it; empty when no observer service runs) and the folder this worker imported
-    `claude_mem` from (`package`: a worker whose code was uninstalled is stopped, `runtime.stale`)."""
+    context header names it; empty when no observer service runs), the folder this worker imported
+    `claude_mem` from (`package`: a worker whose code was uninstalled is stopped, `runtime.stale`), the
+    interpreter it runs with (`python`) and what registered it (`started_for`, "" for nothing)."""
     return {
         "pid": ctx.pid, "port": ctx.port, "version": ctx.version, "data_dir": ctx.data_dir,
         "started": ctx.started,
         "provider": {"name": ctx.provider_name},
         "package": environment.PACKAGE_PARENT,
+        "python": sys.executable,
+        "started_for": watch.registered,
     }
 
 
@@ -165,18 +169,36 @@ async def serve(server: Server, sock: socket.socket, ctx: WorkerContext) -> None
         server.should_exit = True
 
     ctx.shutdown = shutdown
+    watch = registered.Watch(origin.parse(os.environ.get(origin.ENV)), environment.PACKAGE_PARENT)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
     if server.started:  # the lifespan has run: every service has started (or reported why not)
-        discovery.write_info(ctx.data_dir, worker_info(ctx))
+        discovery.write_info(ctx.data_dir, worker_info(ctx, watch))
         log.info("worker %s ready on http://127.0.0.1:%d (pid %d, data dir %s)",
                  ctx.version, ctx.port, ctx.pid, ctx.data_dir)
-    watcher = asyncio.create_task(close_bus_on_exit(server, ctx))
+    watchers = [asyncio.create_task(close_bus_on_exit(server, ctx)),
+                asyncio.create_task(stop_when_uninstalled(server, ctx, watch))]
     try:
         await task
     finally:
-        watcher.cancel()
+        for watcher in watchers:
+            watcher.cancel()
+
+
+async def stop_when_uninstalled(server: Server, ctx: WorkerContext, watch: registered.Watch) -> None:
+    """Stop once what started this worker is uninstalled (`runtime.origin`): the plugin, or the hooks of
+    `claude-mem install`; then nothing would ever use it again, and it would hold its memory for nothing."""
+    log.info("started for %s", watch.registered or "nothing registered (watching only its own code)")
+    while not server.should_exit:
+        await asyncio.sleep(WATCH_SECONDS)
+        why = watch.gone()
+        if why:
+            log.warning("stopping: %s", why)
+            origin.note_stopped(ctx.data_dir, why, ctx.pid)
+            ctx.restart_port = None
+            server.should_exit = True
+            return
 
 
 async def close_bus_on_exit(server: Server, ctx: WorkerContext) -> None:
@@ -214,6 +236,7 @@ def run(lock_fd: int | None, lock_wait: float, port_override: int | None = None)
     setup_logging(data_dir, str(values["log_level"]))
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    origin.clear_stopped(data_dir)
     ctx = WorkerContext(settings=values, data_dir=data_dir)
     server: Server | None = None
     try:
