@@ -7,11 +7,11 @@ busy). Its `kind` is `session_start` or one of the pending_events kinds. Stdlib 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 from claude_mem import privacy
+from claude_mem.fastpath import jsontext
 
 if False:  # for the type checker only: `typing` stays off the hook path
     from typing import Any
@@ -65,7 +65,7 @@ def decode(raw: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise BadInput(f"stdin is not UTF-8 (byte {exc.start})") from None
     try:
-        payload = json.loads(text)
+        payload = jsontext.loads(text)
     except ValueError as exc:
         raise BadInput(f"stdin is not JSON ({exc})") from None
     except RecursionError:
@@ -160,7 +160,7 @@ def cleaned(fields: dict[str, object], limit: int) -> dict[str, object]:
     for name, item in value.items():
         item = _capped_strings(item, limit)
         if isinstance(item, (dict, list)):
-            text = json.dumps(item, ensure_ascii=False)
+            text = jsontext.dumps(item, ensure_ascii=False)
             if len(text) > CONTAINER_FACTOR * limit:
                 item = _cut(text, CONTAINER_FACTOR * limit)
         result[name] = item
@@ -171,7 +171,7 @@ def event_key(session_id: str, kind: str, payload: dict[str, object], turn: str 
     """Dedup key (DESIGN §3): the hash of session + kind + payload (+ the turn it belongs to)."""
     from claude_mem.capture.digest import sha256_hex
 
-    body = json.dumps([session_id, kind, payload, turn], sort_keys=True, ensure_ascii=False)
+    body = jsontext.dumps([session_id, kind, payload, turn], sort_keys=True, ensure_ascii=False)
     return "h:" + sha256_hex(body.encode("utf-8", "replace"))
 
 

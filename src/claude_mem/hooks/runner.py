@@ -7,7 +7,6 @@ line and a bounded, cleaned quarantine copy. Stdout carries only the hook's JSON
 never import click, rich, logging, typing, dataclasses or pathlib from here.
 """
 
-import json
 import os
 import sys
 
@@ -15,6 +14,7 @@ from claude_mem import paths, settings
 from claude_mem.capture import diagnostics, payload
 from claude_mem.capture.payload import BadInput, Unregistered
 from claude_mem.domain import TURN_KINDS
+from claude_mem.fastpath import jsontext, patterns
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the hook imports the store only when it writes
@@ -61,7 +61,7 @@ def _stderr(hook: str, message: str) -> None:
 
 
 def _stdout(output: "dict[str, Any]") -> None:
-    sys.stdout.buffer.write(json.dumps(output, ensure_ascii=True).encode("ascii"))
+    sys.stdout.buffer.write(jsontext.dumps(output, ensure_ascii=True).encode("ascii"))
     sys.stdout.buffer.flush()
 
 
@@ -146,6 +146,7 @@ def _fingerprint(data_dir: str, hook: str, record: "dict[str, Any]", incoming: "
 def handle(hook: str, raw: bytes, env: "dict[str, Any]") -> int:
     """Process one hook call; always returns 0."""
     data_dir = settings.data_dir()
+    patterns.use_cache(patterns.cache_file(paths.cache_dir(data_dir)))
     try:
         incoming = payload.decode(raw)
         event = payload.event_name(hook, incoming)
@@ -242,7 +243,8 @@ def run_from_argv(argv: list[str]) -> int:
 
 
 def handle_safely(hook: str, raw: bytes, env: "dict[str, Any]") -> int:
-    """`handle`, and on any internal error a log line and a quarantine copy: no input just vanishes."""
+    """`handle`, and on any internal error a log line and a quarantine copy: no input just vanishes.
+    Then, the capture being durable, the patterns it compiled go to the cache for the next hook."""
     try:
         return handle(hook, raw, env)
     except Exception as exc:  # noqa: BLE001 - a hook must never fail Claude Code
@@ -254,3 +256,8 @@ def handle_safely(hook: str, raw: bytes, env: "dict[str, Any]") -> int:
             pass
         _stderr(hook, f"internal error ({type(exc).__name__}); see logs/hooks.log")
         return 0
+    finally:
+        try:
+            patterns.save()
+        except Exception:  # noqa: BLE001 - only the next hook's speed depends on it
+            pass
