@@ -7,8 +7,8 @@ import it.
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # `sqlite3`'s own driver, without the `datetime` its wrapper imports (db.py)
 import os
-import sqlite3
 
 from claude_mem.capture import diagnostics
 from claude_mem.fastpath import jsontext

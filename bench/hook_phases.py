@@ -1,0 +1,63 @@
+"""The post-tool hook's work, phase by phase, in CPU milliseconds of its own process.
+
+Run as `python -I -S bench/hook_phases.py SRC PAYLOAD` (the flags hooks.json gives the hook): the
+same calls `hooks/runner.py` makes for a post-tool event, in its order, with `time.process_time()`
+(user + system) read between them; prints one JSON object. `SRC` is the `src` directory of the
+checkout to measure, so a checkout from before a change is measured by the same probe. Interpreter
+start-up and exit are not seen from inside: `bench_hooks.phases` takes them from the rusage of this
+process and of a bare `python -I -S -c pass`.
+"""
+
+import os
+import sys
+import time
+
+clock = time.process_time
+started = clock()
+sys.path.insert(0, sys.argv[1])
+found: dict = {}
+
+
+def lap(name: str, since: float) -> float:
+    now = clock()
+    found[name] = round((now - since) * 1000, 3)
+    return now
+
+
+mark = started
+from claude_mem.hooks import runner  # noqa: E402 - what is imported is what is measured
+
+mark = lap("import hook modules (runner, settings, capture, privacy)", mark)
+from claude_mem import settings, store  # noqa: E402
+from claude_mem.capture import payload  # noqa: E402
+from claude_mem.store.capture import apply_record  # noqa: E402
+
+mark = lap("import store (sqlite3)", mark)
+try:
+    from claude_mem.fastpath import patterns
+except ImportError:  # a checkout from before the compiled-pattern cache
+    patterns = None  # type: ignore[assignment]
+env = dict(os.environ)
+with open(sys.argv[2], "rb") as handle:
+    raw = handle.read()
+data_dir = settings.data_dir()
+if patterns is not None:
+    patterns.use_cache(patterns.cache_file(os.path.join(data_dir, "cache")))
+incoming = payload.decode(raw)
+config = settings.load(data_dir)
+mark = lap("read + parse payload, settings", mark)
+record = payload.capture_record("post-tool", incoming, config, env)
+mark = lap("capture record (redaction)", mark)
+runner._fingerprint(data_dir, "post-tool", record, incoming, env)
+mark = lap("file fingerprints", mark)
+conn = store.open(data_dir, busy_timeout_ms=store.HOOK_BUSY_MS)
+mark = lap("open database", mark)
+with store.transaction(conn):
+    apply_record(conn, record)
+conn.close()
+mark = lap("insert + commit", mark)
+if patterns is not None:
+    patterns.save()
+mark = lap("save compiled patterns", mark)
+found["in process"] = round((clock() - started) * 1000, 3)
+sys.stdout.write(repr(found) + "\n")
