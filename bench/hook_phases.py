@@ -3,8 +3,9 @@
 Run as `python -I -S bench/hook_phases.py SRC PAYLOAD` (the flags hooks.json gives the hook): the
 same calls `hooks/runner.py` makes for a post-tool event, in its order, with `time.process_time()`
 (user + system) read between them; prints one JSON object. `SRC` is the `src` directory of the
-checkout to measure, so a checkout from before a change is measured by the same probe. Interpreter
-start-up and exit are not seen from inside: `bench_hooks.phases` takes them from the rusage of this
+checkout to measure, so a checkout from before a change is measured by the same probe; it ends as
+that checkout's `scripts/hook.py` does (`os._exit` or a normal exit). Interpreter start-up and exit
+are not seen from inside: `bench_hooks.phases` takes them from the rusage of this
 process and of a bare `python -I -S -c pass`.
 """
 
@@ -61,3 +62,8 @@ if patterns is not None:
 mark = lap("save compiled patterns", mark)
 found["in process"] = round((clock() - started) * 1000, 3)
 sys.stdout.write(repr(found) + "\n")
+sys.stdout.flush()
+with open(os.path.join(os.path.dirname(sys.argv[1]), "scripts", "hook.py"), encoding="utf-8") as handle:
+    skips_teardown = "os._exit(" in handle.read()
+if skips_teardown:  # the checkout's launcher ends this way (after its capture): so does its probe
+    os._exit(0)
