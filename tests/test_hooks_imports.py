@@ -66,9 +66,10 @@ def test_no_heavy_module_after_a_call_of_every_hook(probe, data_dir):
 
 
 # After the first hook has filled the compiled-pattern cache, a post-tool hook of a small Bash
-# imports none of these (each costs milliseconds: `json` and `re` pull `enum`, `functools`…) and
+# imports none of these (each costs milliseconds: `json` and `re` pull `enum`, `functools`…; the
+# `sqlite3` package adds `datetime` to its driver `_sqlite3`) and
 # builds only the few patterns whose literals its text holds.
-POST_TOOL_ABSENT = ("re", "json", "enum", "urllib", "typing", "dataclasses", "pathlib")
+POST_TOOL_ABSENT = ("re", "json", "enum", "urllib", "datetime", "sqlite3", "typing", "dataclasses", "pathlib")
 POST_TOOL_MAX_PATTERNS = 16
 
 def post_tool_probe(payload: str) -> dict:
