@@ -134,6 +134,16 @@ def hooks_rows(hooks: dict | None) -> list[tuple[str, str, str, bool | None]]:
             found.append((f"post-tool hook CPU, {label} (as hooks.json runs it)",
                           f"{cpu[name]['cpu_ms']} ms = {cpu[name]['ratio']}× bare python CPU ({cpu['bare_cpu_ms']} ms)",
                           budget, cpu[name]["ratio"] <= cpu["budget_ratio"]))
+        worker = hooks.get("with_worker")
+        for name, label in (("read", "100 KB Read"), ("small_bash", "small Bash")):
+            if worker:
+                found.append((f"post-tool hook CPU, {label}, worker running (socket hand-off)",
+                              f"{worker[name]['cpu_ms']} ms = {worker[name]['ratio']}× bare python CPU; wall "
+                              f"{worker[name]['wall_ms']} ms = {worker[name]['wall_ratio']}×", budget,
+                              worker[name]["ratio"] <= worker["budget_ratio"]))
+        if worker:
+            found.append(("post-tool events handed to the worker, stored", f"{worker['events_stored']} of "
+                          f"{worker['events_sent']}", "all", worker["events_stored"] == worker["events_sent"]))
         found.append(("floor: python -I -S -c 'import json, sqlite3'",
                       f"{cpu['floor']['cpu_ms']} ms = {cpu['floor']['ratio']}× bare python CPU", "", None))
     phases = hooks.get("phases")

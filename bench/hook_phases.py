@@ -1,7 +1,7 @@
 """The post-tool hook's work, phase by phase, in CPU milliseconds of its own process.
 
 Run as `python -I -S bench/hook_phases.py SRC PAYLOAD` (the flags hooks.json gives the hook): the
-same calls `hooks/runner.py` makes for a post-tool event, in its order, with `time.process_time()`
+same calls the hook makes for a post-tool event when no worker takes it over, in their order, with `time.process_time()`
 (user + system) read between them; prints one JSON object. `SRC` is the `src` directory of the
 checkout to measure, so a checkout from before a change is measured by the same probe; it ends as
 that checkout's `scripts/hook.py` does (`os._exit` or a normal exit). Interpreter start-up and exit
@@ -26,7 +26,8 @@ def lap(name: str, since: float) -> float:
 
 
 mark = started
-from claude_mem.hooks import runner  # noqa: E402 - what is imported is what is measured
+from claude_mem import privacy  # noqa: E402, F401 - what is imported is what is measured (redaction's rules)
+from claude_mem.hooks import runner  # noqa: E402
 
 mark = lap("import hook modules (runner, settings, capture, privacy)", mark)
 from claude_mem import settings, store  # noqa: E402
@@ -49,7 +50,10 @@ config = settings.load(data_dir)
 mark = lap("read + parse payload, settings", mark)
 record = payload.capture_record("post-tool", incoming, config, env)
 mark = lap("capture record (redaction)", mark)
-runner._fingerprint(data_dir, "post-tool", record, incoming, env)
+fingerprint = getattr(runner, "_fingerprint", None)  # a checkout from before store/intake.py
+if fingerprint is None:
+    from claude_mem.store.intake import _fingerprint as fingerprint
+fingerprint(data_dir, "post-tool", record, incoming, env)
 mark = lap("file fingerprints", mark)
 conn = store.open(data_dir, busy_timeout_ms=store.HOOK_BUSY_MS)
 mark = lap("open database", mark)

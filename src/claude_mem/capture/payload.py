@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 
-from claude_mem import privacy
 from claude_mem.fastpath import jsontext
 
 if False:  # for the type checker only: `typing` stays off the hook path
@@ -152,6 +151,8 @@ def cleaned(fields: dict[str, object], limit: int) -> dict[str, object]:
     the tool input and closed in its output, a key block written one patch line per item), then
     each string capped at `limit`, and a container whose JSON still exceeds CONTAINER_FACTOR ×
     `limit` (many long fields) replaced by its cut JSON text."""
+    from claude_mem import privacy  # not at import: a hook handed to the worker never redacts
+
     value = privacy.strip_private_tree(fields)
     value = _prepared(value, limit)
     value = privacy.redact_tree(value)
