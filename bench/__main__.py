@@ -131,7 +131,7 @@ def hooks_rows(hooks: dict | None) -> list[tuple[str, str, str, bool | None]]:
     if cpu:
         budget = f"≤ {cpu['budget_ratio']}× bare CPU"
         for name, label in (("read", "100 KB Read"), ("small_bash", "small Bash")):
-            found.append((f"post-tool hook CPU, {label} (as hooks.json runs it)",
+            found.append((f"post-tool hook CPU, {label}, no worker (in process, as hooks.json runs it)",
                           f"{cpu[name]['cpu_ms']} ms = {cpu[name]['ratio']}× bare python CPU ({cpu['bare_cpu_ms']} ms)",
                           budget, cpu[name]["ratio"] <= cpu["budget_ratio"]))
         worker = hooks.get("with_worker")
@@ -150,9 +150,9 @@ def hooks_rows(hooks: dict | None) -> list[tuple[str, str, str, bool | None]]:
     if phases:
         read, bash = phases["read"], phases["small_bash"]
         for phase, value in read["phases_cpu_ms"].items():
-            found.append((f"post-tool hook CPU by phase: {phase}",
+            found.append((f"post-tool hook CPU by phase, no worker: {phase}",
                           f"{value} ms (100 KB Read) · {bash['phases_cpu_ms'][phase]} ms (small Bash)", "", None))
-        found.append(("post-tool hook CPU by phase: whole process", f"{read['total_cpu_ms']} ms = {read['ratio']}× · "
+        found.append(("post-tool hook CPU by phase, no worker: whole process", f"{read['total_cpu_ms']} ms = {read['ratio']}× · "
                       f"{bash['total_cpu_ms']} ms = {bash['ratio']}× bare python CPU ({phases['bare_cpu_ms']} ms)",
                       f"≤ {phases['budget_ratio']}× bare CPU", max(read["ratio"], bash["ratio"]) <= phases["budget_ratio"]))
     labels = {"as_installed": "plugin, as hooks.json runs it", "resolved_interpreter": "plugin, resolved interpreter",
