@@ -22,4 +22,12 @@ try:
 except Exception as exc:  # noqa: BLE001 - a broken checkout must not fail Claude Code
     sys.stderr.write("claude-mem: cannot load the hook code (%s); nothing captured\n" % type(exc).__name__)
     sys.exit(0)
-sys.exit(run_from_argv(sys.argv[1:]))
+code = run_from_argv(sys.argv[1:])
+try:
+    sys.stdout.flush()
+    sys.stderr.flush()
+except Exception:  # noqa: BLE001 - a closed pipe must not fail Claude Code
+    pass
+# Every file is closed and the capture committed by now: skip the interpreter's teardown (freeing every
+# module and object one by one), ~3 ms of a ~20 ms hook.
+os._exit(code)

@@ -25,6 +25,7 @@ PACKAGE = "claude_mem"
 # different parts of the same rank never import each other.
 RANKS = {
     # domain facts, settings, project identity, privacy: the ground everything stands on
+    "fastpath": -1,  # JSON and compiled regular expressions at a fraction of their start-up cost
     "": 0, "domain": 0, "paths": 0, "project": 0, "privacy": 0,
     "plugins": 0,  # entry points of other distributions (providers, worker services), looked up lazily
     "settings": 0.5,  # validates `provider` against domain.PROVIDERS
@@ -42,7 +43,7 @@ RANKS = {
     "cli": 8,
     "entry": 9, "__main__": 10,
 }
-STDLIB_PARTS = ("domain", "paths", "plugins", "settings", "project", "privacy", "capture", "runtime")
+STDLIB_PARTS = ("fastpath", "domain", "paths", "plugins", "settings", "project", "privacy", "capture", "runtime")
 HOOK_ENTRY = f"{PACKAGE}.hooks.runner"
 # Costly imports that must not run when the hook modules load (DESIGN §4); deferred imports of
 # them inside rarely taken branches are fine.

@@ -63,3 +63,38 @@ def test_no_heavy_module_after_a_call_of_every_hook(probe, data_dir):
     assert sorted(loaded & set(FORBIDDEN)) == []
     assert "claude_mem.store.capture" in loaded  # the calls really wrote (not a vacuous probe)
     assert os.path.exists(data_dir / "claude-mem.db")
+
+
+# After the first hook has filled the compiled-pattern cache, a post-tool hook of a small Bash
+# imports none of these (each costs milliseconds: `json` and `re` pull `enum`, `functools`…; the
+# `sqlite3` package adds `datetime` to its driver `_sqlite3`) and
+# builds only the few patterns whose literals its text holds.
+POST_TOOL_ABSENT = ("re", "json", "enum", "urllib", "datetime", "sqlite3", "typing", "dataclasses", "pathlib")
+POST_TOOL_MAX_PATTERNS = 16
+
+def post_tool_probe(payload: str) -> dict:
+    script = (
+        "import os, sys\n"
+        "sys.path.insert(0, os.path.join(sys.argv[1], 'src'))\n"
+        "from claude_mem.hooks import runner\n"
+        "from claude_mem.fastpath import patterns\n"
+        "runner.handle_safely('post-tool', open(sys.argv[2], 'rb').read(), {})\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+        "print(patterns.compiled_count())\n"
+    )
+    env = {**os.environ, "CLAUDE_MEM_AUTOSTART": "false"}
+    result = subprocess.run([sys.executable, "-I", "-S", "-c", script, REPO, payload],
+                            capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stderr
+    modules, built = result.stdout.splitlines()[-2:]
+    return {"modules": set(modules.split()), "built": int(built)}
+
+
+def test_post_tool_on_a_small_bash_stays_lean(data_dir):
+    payload = os.path.join(REPO, "tests", "fixtures", "hook-payloads", "session-edit", "06-PostToolUse.Bash.json")
+    first = post_tool_probe(payload)  # fills the cache
+    assert os.listdir(data_dir / "cache")
+    again = post_tool_probe(payload)
+    assert "claude_mem.store.capture" in again["modules"]  # it really stored (not a vacuous probe)
+    assert sorted(again["modules"] & set(POST_TOOL_ABSENT)) == []
+    assert 0 < again["built"] == first["built"] <= POST_TOOL_MAX_PATTERNS

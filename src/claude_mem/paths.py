@@ -17,6 +17,7 @@ WORKER_LOCK = "worker.lock"
 RECOVERY_FILENAME = "recovery.json"
 SPOOL_DIR = "spool"
 QUARANTINE_DIR = "quarantine"
+CACHE_DIR = "cache"  # what a process may rebuild at any time (compiled patterns); never user data
 
 # Snapshots: backups/claude-mem-<UTC stamp>.db, so the names sort by time. `forget` rewrites every
 # file that matches; a second definition could silently stop it from scrubbing renamed backups.
@@ -28,6 +29,10 @@ BACKUP_STAMP = "%Y%m%dT%H%M%SZ"
 
 def db_path(data_dir: str) -> str:
     return os.path.join(data_dir, DB_FILENAME)
+
+
+def cache_dir(data_dir: str) -> str:
+    return os.path.join(data_dir, CACHE_DIR)
 
 
 def backups_dir(data_dir: str) -> str:

@@ -8,7 +8,8 @@ or re-cloned checkout as the project it already knows (`store.projects`). Stdlib
 """
 
 import os
-import re
+
+from claude_mem.fastpath.patterns import regex
 
 
 def _read_first_line(path: str) -> str | None:
@@ -61,8 +62,8 @@ def project_root(path: str) -> str:
 
 # A git config is a few hundred bytes; reading more than this is never needed to find a remote.
 CONFIG_READ_LIMIT = 256 * 1024
-_SECTION = re.compile(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
-_SCP_LIKE = re.compile(r"^(?:[^@/\s]+@)?([A-Za-z0-9.-]+):(?!//)(.+)$")
+_SECTION = r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]'
+_SCP_LIKE = r"^(?:[^@/\s]+@)?([A-Za-z0-9.-]+):(?!//)(.+)$"
 
 
 def _config_value(raw: str) -> str:
@@ -91,7 +92,7 @@ def remotes(config_text: str) -> list[tuple[str, str]]:
     for line in config_text.splitlines():
         stripped = line.strip()
         if stripped.startswith("["):
-            match = _SECTION.match(stripped)
+            match = regex(_SECTION).match(stripped)
             section = match.group(2) if match and match.group(1).lower() == "remote" and match.group(2) else None
             continue
         if section is None or "=" not in stripped:
@@ -123,7 +124,7 @@ def normalise_remote(url: str) -> str | None:
         host = authority.rpartition("@")[2]  # credentials stripped: never stored
         host = host[: host.find("]") + 1] if host.startswith("[") else host.partition(":")[0]
     else:
-        match = _SCP_LIKE.match(url)
+        match = regex(_SCP_LIKE).match(url)
         if not match or "/" in url.split(":", 1)[0]:
             return None  # a relative local path (`../repo`, `repos/app.git`)
         host, path = match.group(1), match.group(2)

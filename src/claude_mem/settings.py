@@ -9,11 +9,11 @@ Keys ending in `_api_key`, `_token` or `_database_url` are secrets: masked in ev
 Stdlib only and import-light (the hooks read settings on every call): no typing, dataclasses or re.
 """
 
-import json
 import os
 
 from claude_mem import plugins
 from claude_mem.domain import PROVIDERS, ClaudeMemError
+from claude_mem.fastpath import jsontext
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # mypy only: the hooks never pay for `typing`
@@ -213,7 +213,7 @@ def _list(value: object) -> "list[str] | None":
     text = str(value).strip()
     if text.startswith("["):
         try:
-            parsed = json.loads(text)
+            parsed = jsontext.loads(text)
         except ValueError:
             return None
         return [str(item) for item in parsed] if isinstance(parsed, list) else None
@@ -296,7 +296,7 @@ def read_file(directory: "str | None" = None) -> "dict[str, Any]":
     path = settings_path(directory)
     try:
         with open(path, encoding="utf-8") as handle:
-            raw = json.load(handle)
+            raw = jsontext.loads(handle.read())
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
@@ -400,6 +400,8 @@ def update_file(changes: "dict[str, object]", directory: "str | None" = None) ->
     path = settings_path(directory)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     temp = f"{path}.{os.getpid()}.tmp"
+    import json
+
     with open(temp, "w", encoding="utf-8") as handle:
         json.dump(current, handle, indent=2, sort_keys=True)
         handle.write("\n")

@@ -9,7 +9,6 @@ Log lines carry our own messages only, never payload content. Stdlib only.
 import os
 import time
 
-from claude_mem import privacy
 from claude_mem.domain import utc_stamp
 
 LOG_FILE = ("logs", "hooks.log")
@@ -57,6 +56,8 @@ def cleaned_copy(raw: bytes) -> bytes:
     # Undo the JSON escapes that would hide a tag or a `NAME=value` line from the patterns.
     for escaped, plain in _UNESCAPE:
         head = head.replace(escaped, plain)
+    from claude_mem import privacy
+
     text = privacy.clean(head)
     return text.encode("utf-8", "replace")[:QUARANTINE_BYTES]
 

@@ -28,11 +28,6 @@ import os
 import stat
 import time
 
-try:
-    from _sha1 import sha1 as _sha1  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - builds without the builtin module
-    from hashlib import sha1 as _sha1  # type: ignore[assignment,unused-ignore]
-
 if False:  # for the type checker only: `typing` stays off the hook path
     from typing import Any
 
@@ -57,7 +52,11 @@ _HEX = frozenset("0123456789abcdef")
 
 def blob_hash(data: bytes) -> str:
     """git's object id of a blob holding `data` (what `git hash-object` prints)."""
-    digest = _sha1(b"blob %d\0" % len(data))
+    try:  # imported here: most tool calls name no file to hash
+        from _sha1 import sha1  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:  # pragma: no cover - builds without the builtin module
+        from hashlib import sha1  # type: ignore[assignment,unused-ignore]
+    digest = sha1(b"blob %d\0" % len(data))
     digest.update(data)
     result: str = digest.hexdigest()
     return result

@@ -7,11 +7,10 @@ busy). Its `kind` is `session_start` or one of the pending_events kinds. Stdlib 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
-from claude_mem import privacy
+from claude_mem.fastpath import jsontext
 
 if False:  # for the type checker only: `typing` stays off the hook path
     from typing import Any
@@ -65,7 +64,7 @@ def decode(raw: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise BadInput(f"stdin is not UTF-8 (byte {exc.start})") from None
     try:
-        payload = json.loads(text)
+        payload = jsontext.loads(text)
     except ValueError as exc:
         raise BadInput(f"stdin is not JSON ({exc})") from None
     except RecursionError:
@@ -152,6 +151,8 @@ def cleaned(fields: dict[str, object], limit: int) -> dict[str, object]:
     the tool input and closed in its output, a key block written one patch line per item), then
     each string capped at `limit`, and a container whose JSON still exceeds CONTAINER_FACTOR ×
     `limit` (many long fields) replaced by its cut JSON text."""
+    from claude_mem import privacy  # not at import: a hook handed to the worker never redacts
+
     value = privacy.strip_private_tree(fields)
     value = _prepared(value, limit)
     value = privacy.redact_tree(value)
@@ -160,7 +161,7 @@ def cleaned(fields: dict[str, object], limit: int) -> dict[str, object]:
     for name, item in value.items():
         item = _capped_strings(item, limit)
         if isinstance(item, (dict, list)):
-            text = json.dumps(item, ensure_ascii=False)
+            text = jsontext.dumps(item, ensure_ascii=False)
             if len(text) > CONTAINER_FACTOR * limit:
                 item = _cut(text, CONTAINER_FACTOR * limit)
         result[name] = item
@@ -171,7 +172,7 @@ def event_key(session_id: str, kind: str, payload: dict[str, object], turn: str 
     """Dedup key (DESIGN §3): the hash of session + kind + payload (+ the turn it belongs to)."""
     from claude_mem.capture.digest import sha256_hex
 
-    body = json.dumps([session_id, kind, payload, turn], sort_keys=True, ensure_ascii=False)
+    body = jsontext.dumps([session_id, kind, payload, turn], sort_keys=True, ensure_ascii=False)
     return "h:" + sha256_hex(body.encode("utf-8", "replace"))
 
 

@@ -9,9 +9,10 @@ leaves either the file or the rows, never neither. Stdlib only.
 
 from __future__ import annotations
 
-import json
 import os
 import time
+
+from claude_mem.fastpath import jsontext
 
 if False:  # for the type checker only: `typing` stays off the hook path
     from typing import Any
@@ -35,7 +36,7 @@ def append(data_dir: str, record: dict[str, Any]) -> str:
     # Nanoseconds first: sorting the names replays records in capture order.
     final = os.path.join(directory, f"{time.time_ns():020d}-{os.getpid()}-{_sequence}{SUFFIX}")
     temp = os.path.join(directory, f".{os.getpid()}-{_sequence}.tmp")
-    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "replace")
+    line = (jsontext.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "replace")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         os.write(fd, line)
@@ -82,7 +83,7 @@ def read_records(path: str) -> tuple[list[dict[str, Any]], int]:
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw.decode("utf-8"))
+                record = jsontext.loads(raw.decode("utf-8"))
             except ValueError:
                 damaged += 1
                 continue

@@ -3,10 +3,12 @@ the decoded text holds one, the whole encoded run is redacted (`echo <base64 of 
 `password%3D…`, a base64 OpenSSH key). Binary data (images, hashes) decodes to bytes that are not
 text and is left alone at once."""
 
-from collections.abc import Callable
-
 from .keys import key_lines
 from .shapes import Span, regex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 MARKER = "[REDACTED:encoded-secret]"
 # A base64 run (a patch line's leading `+` is not part of it).
@@ -17,6 +19,7 @@ _TEXT_BYTES = bytes(range(32, 127)) + b"\t\n\r"
 # The first character of every 4-character group of base64 that encodes ASCII text: a byte under
 # 0x80 has its top six bits under 32 (`A`–`Z`, `a`–`f`). Anything else is binary: rejected unread.
 _TEXT_LEAD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef")
+_HEX_DIGITS = frozenset(b"0123456789ABCDEFabcdef")
 
 
 def _decoded(run: str) -> str | None:
@@ -33,6 +36,31 @@ def _decoded(run: str) -> str | None:
     if len(raw) < 8 or len(raw.translate(None, _TEXT_BYTES)) > len(raw) // 20:
         return None
     return raw.decode("ascii", "replace")
+
+
+def unquote(text: str) -> str:
+    """`urllib.parse.unquote(text)` without importing `urllib` (and `re` with it, milliseconds a hook
+    would pay): `%XX` escapes decoded as UTF-8 (errors replaced) in each run of ASCII characters,
+    other characters kept as they are."""
+    if "%" not in text:
+        return text
+    parts: list[str] = []
+    position = 0
+    for run in regex(r"[\x00-\x7f]+").finditer(text):
+        parts.append(text[position:run.start()])
+        pieces = run.group(0).encode("ascii").split(b"%")
+        decoded = bytearray(pieces[0])
+        for piece in pieces[1:]:
+            if len(piece) >= 2 and piece[0] in _HEX_DIGITS and piece[1] in _HEX_DIGITS:
+                decoded += bytes.fromhex(piece[:2].decode("ascii"))
+                decoded += piece[2:]
+            else:
+                decoded += b"%"
+                decoded += piece
+        parts.append(decoded.decode("utf-8", "replace"))
+        position = run.end()
+    parts.append(text[position:])
+    return "".join(parts)
 
 
 def _excerpt(doc: str, regions: list[tuple[int, int, str]]) -> tuple[str, list[tuple[int, int, int, int]]]:
@@ -67,7 +95,7 @@ def _excerpt(doc: str, regions: list[tuple[int, int, str]]) -> tuple[str, list[t
     return "".join(parts), where
 
 
-def encoded_spans(doc: str, find: Callable[[str], list[Span]]) -> list[Span]:
+def encoded_spans(doc: str, find: "Callable[[str], list[Span]]") -> list[Span]:
     """Encoded runs of `doc` whose decoded text (read in its line, beside the line before) `find`
     finds a secret in."""
     spans: list[Span] = []
@@ -85,8 +113,6 @@ def encoded_spans(doc: str, find: Callable[[str], list[Span]]) -> list[Span]:
                 if low < end and start < high:
                     spans.append((original, key_lines(doc, original_end, forward=True)[0], MARKER))
     if "%" in doc:
-        from urllib.parse import unquote
-
         seen = -1
         for escape in regex(r"%[0-9A-Fa-f]{2}").finditer(doc):
             if escape.start() < seen:

@@ -9,6 +9,8 @@ base58 addresses, and identifiers made of words (`handleUserLogin2`, `MAX_RETRY_
 Thresholds were chosen on the corpora of `bench/privacy` (secrets and look-alikes measured apart).
 """
 
+from claude_mem.fastpath import patterns
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `re` is imported lazily (it costs the hook milliseconds); mypy needs the name
     import re
@@ -18,17 +20,9 @@ REDACTED = "[REDACTED:{}]"
 # The groups a rule's pattern names its value by: glued to a flag, single-, double- or plain-quoted, bare.
 VALUE_GROUPS = ("g", "sq", "dq", "q", "s")
 
-_compiled: "dict[str, re.Pattern[str]]" = {}
-
-
-def regex(pattern: str) -> "re.Pattern[str]":
-    """Compile on first use (importing `re` and compiling ~150 patterns costs milliseconds)."""
-    found = _compiled.get(pattern)
-    if found is None:
-        import re
-
-        found = _compiled[pattern] = re.compile(pattern)
-    return found
+# Compiled on first use, from the machine's cache of compiled patterns when it has them (importing `re`
+# and compiling ~150 patterns would cost every hook milliseconds).
+regex = patterns.regex
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")

@@ -7,11 +7,11 @@ import it.
 
 from __future__ import annotations
 
-import json
+import _sqlite3 as sqlite3  # `sqlite3`'s own driver, without the `datetime` its wrapper imports (db.py)
 import os
-import sqlite3
 
 from claude_mem.capture import diagnostics
+from claude_mem.fastpath import jsontext
 
 if False:  # for the type checker only: `typing` stays off the hook path
     from typing import Any
@@ -57,7 +57,7 @@ def _insert_event(conn: sqlite3.Connection, record: Record, session_id: int, num
         "INSERT INTO pending_events (event_key, session_id, kind, prompt_number, payload, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (event_key) DO NOTHING",
         (record["event_key"], session_id, record["kind"], number,
-         json.dumps(payload, ensure_ascii=False), record["captured_at"]),
+         jsontext.dumps(payload, ensure_ascii=False), record["captured_at"]),
     )
     return cursor.rowcount == 1
 

@@ -6,7 +6,7 @@ builds statements from constants other modules import, so editing such a constan
 a released migration. Never edit a released migration: add one.
 """
 
-import sqlite3
+import _sqlite3 as sqlite3  # `sqlite3`'s own driver, without the `datetime` its wrapper imports (db.py)
 
 from claude_mem.store.transaction import transaction
 

@@ -8,7 +8,7 @@ by the hooks when a session starts. Stdlib only: the hooks import it.
 
 from __future__ import annotations
 
-import sqlite3
+import _sqlite3 as sqlite3  # `sqlite3`'s own driver, without the `datetime` its wrapper imports (db.py)
 
 from claude_mem import project as identity
 from claude_mem.store.transaction import transaction

@@ -1,6 +1,6 @@
 """Write transactions that take the lock up front and nest as savepoints. Stdlib only."""
 
-import sqlite3
+import _sqlite3 as sqlite3  # `sqlite3`'s own driver, without the `datetime` its wrapper imports (db.py)
 
 
 class transaction:

@@ -37,9 +37,11 @@ class Service(Protocol):
 def default_services(settings: dict[str, object]) -> list[Service]:
     """The services every worker runs, in start order."""
     from claude_mem.observer.service import ObserverService
+    from claude_mem.worker.capture_socket import CaptureSocket
     from claude_mem.worker.change_feed import ChangeFeed
 
-    services: list[Service] = [BackupService(), ObserverService(), ChangeFeed(), EmbeddingService(), TeamService()]
+    services: list[Service] = [BackupService(), CaptureSocket(), ObserverService(), ChangeFeed(), EmbeddingService(),
+                               TeamService()]
     services.extend(plugin_services())
     return services
 

@@ -1,0 +1,136 @@
+"""One hook event, from the raw bytes Claude Code sent to committed rows: `take`.
+
+Shared by the hook runner (in the hook's own process) and the worker's capture socket (a post-tool
+hook handed over to a running worker, `capture/handoff.py`), so an event lands exactly the same way
+in both. Fail-open (DESIGN §2, §4): the payload becomes a cleaned capture record
+(`capture.payload`), written in one `BEGIN IMMEDIATE` transaction with the caller's busy timeout;
+past that, or on any database error, the record goes to the spool instead. Bad input costs one
+message, one log line and a bounded, cleaned quarantine copy. Stdlib only: the hooks import it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from claude_mem import settings
+from claude_mem.capture import diagnostics, payload
+from claude_mem.capture.payload import BadInput, Unregistered
+from claude_mem.domain import TURN_KINDS
+from claude_mem.store import db
+from claude_mem.store.capture import apply_record
+from claude_mem.store.transaction import transaction
+
+if False:  # for the type checker only: `typing` stays off the hook path
+    from typing import Any
+
+# A raw payload bigger than this is reported (its fields are cut to `max_field_chars` and stored).
+OVERSIZED_BYTES = 1_000_000
+
+
+class Taken:
+    """What `take` did: `outcome` is "stored", "duplicate" (nothing new), "spooled", "skipped"
+    (not captured: skip_tools, excluded_projects, a private turn) or "bad input"; `messages` are for
+    the hook's stderr. `conn` is the open database after a commit (the caller closes it)."""
+
+    __slots__ = ("config", "conn", "incoming", "messages", "outcome", "record")
+
+    def __init__(self, outcome: str, messages: list[str] | None = None) -> None:
+        self.outcome = outcome
+        self.messages = messages or []
+        self.record: dict[str, Any] | None = None
+        self.incoming: dict[str, Any] = {}
+        self.config: dict[str, Any] = {}
+        self.conn: db.Store | None = None
+
+
+def private_marker(data_dir: str, content_session_id: str) -> str:
+    """A file whose existence says "this session's current turn is private" (survives a spooled prompt)."""
+    from claude_mem.capture.digest import sha256_hex
+
+    digest = sha256_hex(content_session_id.encode("utf-8", "replace"))[:32]
+    return os.path.join(data_dir, "spool", f".private-{digest}")
+
+
+def _mark_turn(data_dir: str, record: dict[str, Any]) -> None:
+    marker = private_marker(data_dir, str(record["content_session_id"]))
+    if record["private"]:
+        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600))
+    else:
+        try:
+            os.unlink(marker)
+        except FileNotFoundError:
+            pass
+
+
+def _bad_input(hook: str, data_dir: str, raw: bytes, problem: str) -> Taken:
+    copy = diagnostics.quarantine(data_dir, hook, raw)
+    where = f"; copy in {copy}" if copy else ""
+    diagnostics.log(data_dir, hook, f"bad input: {problem} ({len(raw)} bytes){where}")
+    return Taken("bad input", [f"ignored bad input: {problem}"])
+
+
+def _store(data_dir: str, record: dict[str, Any], hook: str, busy_timeout_ms: int) -> tuple[str, db.Store | None]:
+    """Commit `record` (or spool it). Returns (outcome, open connection or None)."""
+    conn = None
+    try:
+        conn = db.open(data_dir, busy_timeout_ms=busy_timeout_ms)
+        with transaction(conn):
+            added = apply_record(conn, record)
+        return ("stored" if added else "duplicate"), conn
+    except Exception as exc:  # noqa: BLE001 - busy, locked, damaged or anything else: never lose the event
+        if conn is not None:
+            conn.close()
+        from claude_mem.capture import spool
+
+        spool.append(data_dir, record)
+        diagnostics.log(data_dir, hook, f"spooled {record['kind']} event: {type(exc).__name__}: {exc}")
+        return "spooled", None
+
+
+def _fingerprint(data_dir: str, hook: str, record: dict[str, Any], incoming: dict[str, Any],
+                 env: dict[str, Any]) -> None:
+    """The files a Read/Edit/Write… names, fingerprinted after the tool ran (issue 26), into the
+    record's payload as `files` and `commit`. Fail-open: a failure here only costs the fingerprints."""
+    try:
+        from claude_mem.capture.fingerprint import for_event
+
+        found = for_event(incoming, env)
+        if found:
+            record["payload"].update(found)
+    except Exception as exc:  # noqa: BLE001 - the event is stored with or without its fingerprints
+        diagnostics.log(data_dir, hook, f"file fingerprints skipped: {type(exc).__name__}")
+
+
+def take(hook: str, raw: bytes, env: dict[str, Any], data_dir: str, busy_timeout_ms: int = db.HOOK_BUSY_MS) -> Taken:
+    """Capture one hook call's payload under the user's settings (`env` as the hook saw it)."""
+    try:
+        incoming = payload.decode(raw)
+        event = payload.event_name(hook, incoming)
+    except BadInput as exc:
+        return _bad_input(hook, data_dir, raw, str(exc))
+    except Unregistered:
+        return Taken("skipped")
+    kind = payload.EVENT_KINDS[event]
+    session_id = incoming.get("session_id")
+    if kind in TURN_KINDS and isinstance(session_id, str) and os.path.exists(private_marker(data_dir, session_id)):
+        return Taken("skipped")
+    config = settings.load(data_dir)
+    try:  # skip_tools, excluded_projects, cleaning: shared with the transcript importer
+        record = payload.capture_record(hook, incoming, config, env)
+    except Unregistered:
+        return Taken("skipped")
+    except BadInput as exc:
+        return _bad_input(hook, data_dir, raw, str(exc))
+    if kind in ("tool", "tool_failure"):
+        _fingerprint(data_dir, hook, record, incoming, env)
+    if kind == "prompt":
+        _mark_turn(data_dir, record)
+    outcome, conn = _store(data_dir, record, hook, busy_timeout_ms)
+    taken = Taken(outcome)
+    taken.record, taken.incoming, taken.config, taken.conn = record, incoming, config, conn
+    if len(raw) > OVERSIZED_BYTES and outcome != "duplicate":
+        diagnostics.quarantine(data_dir, hook, raw)
+        diagnostics.log(data_dir, hook, f"oversized input ({len(raw)} bytes): fields cut to {config['max_field_chars']} chars")
+        taken.messages.append(f"input of {len(raw)} bytes: stored with long fields cut to {config['max_field_chars']} chars")
+    return taken
