@@ -13,7 +13,8 @@ import pytest
 
 from claude_mem.mcp_server import stdio
 from conftest import REPO
-from mcp_support import seed
+from mcp_support import connect, seed
+from recall_seed import add_observation
 
 SDK = [sys.executable, "-m", "claude_mem.mcp_server.server"]
 # As the plugin starts it, with no site-packages at all (no mcp, no pydantic): the standard library alone.
@@ -180,3 +181,40 @@ def test_the_server_starts_on_the_standard_library_alone(data_dir, project):
     done = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {src!r})\n" + script],
                           capture_output=True, text=True, timeout=60, env={**os.environ, "CLAUDE_MEM_DATA_DIR": str(data_dir)})
     assert done.stdout.strip() == "2 False []", done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_search_by_meaning_is_asked_of_the_running_worker(tmp_path, monkeypatch):
+    """The server runs without the model (`-I -S`); the real worker has it: a query that shares no word
+    with the memory finds it through the worker, by default (vectors exist) and by a named mode."""
+    from test_semantic_search import PROJECT, REALISTIC
+    from test_worker_lifecycle import cli, wait_for
+
+    data_dir = tmp_path / "data"
+    for name, value in (("CLAUDE_MEM_DATA_DIR", str(data_dir)), ("CLAUDE_MEM_WORKER_PORT", "0"),
+                        ("CLAUDE_MEM_PROVIDER", "offline"), ("CLAUDE_MEM_BACKUP_INTERVAL_HOURS", "0")):
+        monkeypatch.setenv(name, value)
+    conn = connect(data_dir)
+    for title, narrative in REALISTIC:
+        add_observation(conn, PROJECT, title, narrative=narrative)
+    conn.commit()
+    conn.close()
+    lines = [call(1, "search", {"query": "authentication bug", "all_projects": True, "limit": 3}),
+             call(2, "search", {"query": "authentication bug", "all_projects": True, "limit": 3, "mode": "semantic"})]
+    cli("worker", "start")
+    try:
+        def embedded() -> bool:
+            health = json.loads(cli("worker", "status", "--json").stdout)["health"]
+            return health["vectors"]["embedded"] == len(REALISTIC)
+
+        wait_for(embedded, timeout=90, message="vectors backfilled")
+        replies = exchange(STDLIB, lines, data_dir, str(tmp_path))
+    finally:
+        cli("worker", "stop")
+    for reply in replies[1:]:
+        text = reply["result"]["content"][0]["text"]
+        assert reply["result"]["isError"] is False and not text.startswith("Note:"), text
+        assert "Fixed login failing after the JWT expired" in text, text
+    replies = exchange(STDLIB, lines[1:], data_dir, str(tmp_path))  # the worker gone: keyword, and a note
+    text = replies[1]["result"]["content"][0]["text"]
+    assert text.startswith("Note: search by meaning needs the claude-mem worker") and "JWT" not in text, text
