@@ -148,7 +148,7 @@ def startup_rows(startup: dict | None) -> list[tuple[str, str, str, bool | None]
                       for what, figure in (("CPU", "cpu"), ("wall", "wall"))]
     return found + [
         (f"CLI `search --mode keyword`, {size} observations",
-         f"{cli['wall_ms_median']} ms wall = {cli['wall_ratio']}× bare python",
+         f"{cli['wall_ms_median']} ms wall = {cli['wall_ratio']}× bare python ({cli['cpu_ms_median']} ms CPU)",
          f"≤ {cli['budget_ms']:g} ms", cli["wall_ms_median"] <= cli["budget_ms"]),
         ("MCP server, spawn → initialize reply", f"{mcp['initialize_ms_median']} ms wall = {mcp['initialize_ratio']}× bare python"
          f" (tools/list {mcp['tools_list_ms_median']} ms)", f"≤ {mcp['budget_ms']:g} ms",
