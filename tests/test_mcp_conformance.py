@@ -29,11 +29,12 @@ def project(tmp_path):
     return str(path)
 
 
-def exchange(command: list[str], lines: list[bytes], data_dir, cwd: str, silent: tuple[bytes, ...] = ()) -> list[dict]:
+def exchange(command: list[str], lines: list[bytes], data_dir, cwd: str, silent: tuple[bytes, ...] = (),
+             **extra_env: str) -> list[dict]:
     """Every reply of one stdio session fed `lines` after the handshake, one at a time: each line but the
     `silent` ones (notifications, blanks, answers) waits for its reply, so no server can drop one at EOF."""
     env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "CLAUDE_MEM_DATA_DIR": str(data_dir),
-           "CLAUDE_MEM_AUTOSTART": "false", "PYTHONPATH": os.path.join(REPO, "src")}
+           "CLAUDE_MEM_AUTOSTART": "false", "PYTHONPATH": os.path.join(REPO, "src"), **extra_env}
     head = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INITIALIZE}).encode(),
             b'{"jsonrpc": "2.0", "method": "notifications/initialized"}']
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -123,6 +124,16 @@ def test_both_servers_answer_alike(data_dir, project, tmp_path):
         assert ours[number] == reference[number], number
     assert [tool["name"] for tool in ours[1]["result"]["tools"]] == ["search", "timeline", "get_observations"]
     assert "#16 " in ours[10]["result"]["content"][0]["text"]
+
+
+@pytest.mark.parametrize("server", ["", "memory"])
+def test_the_instructions_name_the_tools_as_claude_code_will(data_dir, project, server):
+    """As the plugin's (no CLAUDE_MEM_MCP_SERVER) or as `claude-mem install` registered them: both servers alike."""
+    [reference] = exchange(SDK, [], data_dir, project, CLAUDE_MEM_MCP_SERVER=server)
+    [ours] = exchange(STDLIB, [], data_dir, project, CLAUDE_MEM_MCP_SERVER=server)
+    assert ours == reference
+    prefix = f"mcp__{server}__" if server else "mcp__plugin_persistent-memory_memory__"
+    assert f"named {prefix}search, {prefix}timeline and {prefix}get_observations." in ours["result"]["instructions"]
 
 
 BAD_LINES = [
