@@ -110,8 +110,7 @@ def run_search(conn: Store, wanted: SearchQuery) -> tuple[SearchResult, str | No
     if found is not None:
         return found, None
     keyword = replace(wanted, mode="keyword")
-    note = ("Note: search by meaning needs the claude-mem worker, which is not answering; these are keyword"
-            " matches (start it with `claude-mem worker start`).")
+    note = "Note: search by meaning needs the claude-mem worker, which is not answering; these are keyword matches."
     return index_search.search(conn, keyword), note
 
 
