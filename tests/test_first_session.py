@@ -79,6 +79,11 @@ def test_first_session_gets_the_memory_tools_and_the_second_starts_with_memory(d
         progress = environment.read_progress(directory)
         print(f"first session: {first_seconds:.1f} s; memory tools offered from request {waited + 1} "
               f"(after ~{waited} s of work); venv stages so far: {progress.get('seconds')}")
+        # The search needed no work first, so the session left nothing to observe: a first working session.
+        with FakeAnthropic() as fake:
+            work = run_claude("please write then edit hello.txt", fake.url, str(project), home, env, plugin_dir=None,
+                              timeout=300)
+        assert work.returncode == 0, work.stderr[-3000:]
 
         # The build goes on after the session: the whole environment, then the worker, which observes.
         wait_for(lambda: environment.venv_ready(directory), 900 if IN_CI else 600, "the full venv")
