@@ -1,18 +1,13 @@
-"""Helpers for the MCP tests: a seeded store, calls through a real MCP client, a data-dir venv."""
+"""Helpers for the MCP tests: a seeded store, calls through a real MCP client."""
 
 import asyncio
-import os
 import sqlite3
-import subprocess
-import sys
-import sysconfig
 from typing import Any
 
 from mcp import Client
 from mcp.types import CallToolResult
 
 from claude_mem.mcp_server.server import build_server
-from claude_mem.runtime import environment
 from claude_mem.store import db
 from recall_seed import add_observation, add_prompt, add_session, add_summary, seed_project, stamp
 
@@ -64,19 +59,3 @@ def ok(name: str, arguments: dict[str, Any] | None = None) -> str:
     assert not result.is_error, text(result)
     assert result.structured_content is None  # plain text: Claude Code would show JSON otherwise
     return text(result)
-
-
-def make_data_dir_venv(data_dir: object) -> str:
-    """A real venv at `<data dir>/venv`, marked ready the way the hooks' bootstrap marks it; its
-    packages come from this test environment through a .pth line (no network, no pip)."""
-    target = os.path.join(str(data_dir), environment.VENV_DIRNAME)
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", target], check=True, timeout=120)
-    python = environment.venv_python(str(data_dir))
-    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, timeout=60, capture_output=True, text=True).stdout.strip()
-    with open(os.path.join(purelib, "test-packages.pth"), "w", encoding="utf-8") as handle:
-        handle.write(sysconfig.get_paths()["purelib"] + "\n")
-    with open(os.path.join(target, environment.VENV_MARKER), "w", encoding="utf-8") as handle:
-        handle.write(environment.venv_stamp() + "\n")
-    assert environment.venv_ready(str(data_dir))
-    return python

@@ -1,13 +1,17 @@
+import importlib
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from claude_mem import __version__
 from claude_mem.cli import cli
+from claude_mem.cli.group import LAZY
 
 
 @pytest.fixture
@@ -23,11 +27,62 @@ def test_version(runner):
 def test_help_explains_every_command(runner):
     result = runner.invoke(cli, ["--help"])
     assert result.exit_code == 0
-    for name, command in cli.commands.items():
-        assert name in result.output
+    names = cli.list_commands(click.Context(cli))
+    assert {"search", "doctor", "install", "hook", "mcp", "statusline"} <= set(names)
+    for name in names:
+        command = cli.get_command(click.Context(cli), name)
+        assert command is not None and name in result.output
         assert (command.help or "").strip(), f"{name} has no help text"
         sub = runner.invoke(cli, [name, "--help"])
         assert sub.exit_code == 0 and "Usage:" in sub.output
+
+
+def every_cli_module() -> None:
+    """Import every module of `claude_mem.cli`: each registers its commands on the group."""
+    import claude_mem.cli as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"claude_mem.cli.{module.name}")
+
+
+def test_the_lazy_map_names_every_command_with_its_own_short_help():
+    """`--help` lists commands from `LAZY` without loading them: every command a module registers is in it,
+    at the module and attribute it names, with the first line of its own docstring (so they cannot drift)."""
+    every_cli_module()
+    assert set(cli.commands) == set(LAZY)
+    for name, lazy in LAZY.items():
+        module, _, attribute = lazy.where.partition(":")
+        command = getattr(importlib.import_module(module), attribute)
+        assert cli.commands[name] is command, name
+        assert command.get_short_help_str(limit=10_000) == lazy.short_help, name
+
+
+def test_help_lists_what_the_commands_would_say():
+    """The same `--help` text from the lazy map as from the loaded commands."""
+    def help_text(load_all: bool) -> str:
+        script = ("import importlib, pkgutil, sys\nimport claude_mem.cli as package\n"
+                  + ("for m in pkgutil.iter_modules(package.__path__):\n"
+                     "    importlib.import_module('claude_mem.cli.' + m.name)\n" if load_all else "")
+                  + "package.cli(['--help'], prog_name='claude-mem')\n")
+        return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "COLUMNS": "100"}).stdout
+
+    lazy = help_text(False)
+    assert "search " in lazy and "Commands:" in lazy
+    assert lazy == help_text(True)
+
+
+def test_a_command_loads_only_its_own_module(data_dir):
+    """`claude-mem search` runs without importing doctor, export, import, install or the observer's providers."""
+    script = ("import sys\nfrom claude_mem.cli import cli\n"
+              "try:\n    cli(['search', '--mode', 'keyword', 'anything'])\nexcept SystemExit:\n    pass\n"
+              "print(sorted(m for m in sys.modules if m.startswith('claude_mem.cli.') or m.startswith('claude_mem.observer')))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "CLAUDE_MEM_DATA_DIR": str(data_dir), "CLAUDE_MEM_AUTOSTART": "false"})
+    loaded = result.stdout.strip().splitlines()[-1]
+    assert "claude_mem.cli.recall" in loaded, result.stdout + result.stderr
+    for unwanted in ("doctor", "exporting", "importing", "install", "checks", "observer"):
+        assert unwanted not in loaded, loaded
 
 
 def test_status_on_an_empty_store_creates_nothing(runner, data_dir):

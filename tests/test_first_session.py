@@ -1,8 +1,8 @@
 """The first hours of a new user, with the real Claude Code CLI: install from the local marketplace,
-a `python3` with nothing but the standard library, and an empty data dir. The plugin's environment
-is built in the background while the first session runs; its memory tools arrive in that session
-(the MCP launcher waits for the build's first stage inside Claude Code's start-up window), and the
-second session starts with what the first one left."""
+a `python3` with nothing but the standard library, and an empty data dir. The memory tools are there
+from the first request of the first session (the MCP server needs the standard library only); the
+plugin's environment is built in the background while the first session runs, and the second
+session starts with what the first one left."""
 
 import json
 import os
@@ -49,17 +49,7 @@ def stop_everything(data_dir: str) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_first_session_gets_the_memory_tools_and_the_second_starts_with_memory(data_dir, tmp_path, monkeypatch):
-    home = str(tmp_path / "home")
-    clone = fresh_clone(str(tmp_path / "clone"))
-    assert plugin_cli("marketplace", "add", clone, home=home).returncode == 0
-    installed = plugin_cli("install", "persistent-memory@persistent-memory", home=home)
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    settings_path = os.path.join(home, ".claude", "settings.json")
-    with open(settings_path, encoding="utf-8") as handle:
-        user_settings = json.load(handle)
-    user_settings["permissions"] = {"allow": [SEARCH_TOOL]}  # -p mode refuses tools nobody allowed
-    with open(settings_path, "w", encoding="utf-8") as handle:
-        json.dump(user_settings, handle)
+    home = marketplace_install(tmp_path)
     python3 = bare_python(str(tmp_path / "system-python"))
     project = tmp_path / "shop"
     (project / ".git").mkdir(parents=True)
@@ -78,9 +68,8 @@ def test_first_session_gets_the_memory_tools_and_the_second_starts_with_memory(d
             bodies = [r.body for r in fake.posts("/v1/messages") if isinstance(r.body, dict) and r.body.get("tools")]
         assert first.returncode == 0, first.stderr[-3000:]
         offered = [SEARCH_TOOL in {tool.get("name") for tool in body["tools"]} for body in bodies]
-        # The session began before the environment existed: its first requests lack the tools, then
-        # Claude Code adds them once the server connects, in the same session.
-        assert offered[0] is False and offered[-1] is True, offered
+        # The session began before the environment existed, and its first request offers the tools.
+        assert all(offered), offered
         waited = offered.index(True)
         result = tool_results(bodies)[-1]  # the search, after the model's work (Bash `sleep 1` calls)
         content = result["content"]
@@ -90,6 +79,11 @@ def test_first_session_gets_the_memory_tools_and_the_second_starts_with_memory(d
         progress = environment.read_progress(directory)
         print(f"first session: {first_seconds:.1f} s; memory tools offered from request {waited + 1} "
               f"(after ~{waited} s of work); venv stages so far: {progress.get('seconds')}")
+        # The search needed no work first, so the session left nothing to observe: a first working session.
+        with FakeAnthropic() as fake:
+            work = run_claude("please write then edit hello.txt", fake.url, str(project), home, env, plugin_dir=None,
+                              timeout=300)
+        assert work.returncode == 0, work.stderr[-3000:]
 
         # The build goes on after the session: the whole environment, then the worker, which observes.
         wait_for(lambda: environment.venv_ready(directory), 900 if IN_CI else 600, "the full venv")
@@ -113,6 +107,51 @@ def test_first_session_gets_the_memory_tools_and_the_second_starts_with_memory(d
         assert any("# claude-mem memory · project shop" in text and titles[0] in text for text in texts), titles
     finally:
         stop_everything(directory)
+
+
+def marketplace_install(tmp_path) -> str:
+    """A fresh HOME with the plugin installed from a local marketplace (a clone of this checkout), the
+    memory search allowed as a user would allow it (`-p` mode refuses tools nobody allowed)."""
+    home = str(tmp_path / "home")
+    clone = fresh_clone(str(tmp_path / "clone"))
+    assert plugin_cli("marketplace", "add", clone, home=home).returncode == 0
+    installed = plugin_cli("install", "persistent-memory@persistent-memory", home=home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    settings_path = os.path.join(home, ".claude", "settings.json")
+    with open(settings_path, encoding="utf-8") as handle:
+        user_settings = json.load(handle)
+    user_settings["permissions"] = {"allow": [SEARCH_TOOL]}
+    with open(settings_path, "w", encoding="utf-8") as handle:
+        json.dump(user_settings, handle)
+    return home
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_three_second_first_session_lists_the_memory_tools(data_dir, tmp_path):
+    """Right after a marketplace install, with a `python3` that has nothing but the standard library
+    and no venv anywhere (autostart off: nothing builds one), a first session that lasts a few
+    seconds — one search — is offered the memory tools in its very first request, and the search works."""
+    home = marketplace_install(tmp_path)
+    python3 = bare_python(str(tmp_path / "system-python"))
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    env = {"PATH": os.path.dirname(python3) + os.pathsep + os.environ["PATH"], "CLAUDE_MEM_AUTOSTART": "false"}
+    with FakeAnthropic() as fake:
+        began = time.monotonic()
+        first = run_claude("search memory for spool ingest", fake.url, str(project), home, env, plugin_dir=None,
+                           timeout=120)
+        seconds = time.monotonic() - began
+        bodies = [r.body for r in fake.posts("/v1/messages") if isinstance(r.body, dict) and r.body.get("tools")]
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert bodies and SEARCH_TOOL in {tool.get("name") for tool in bodies[0]["tools"]}
+    [result] = tool_results(bodies)
+    content = result["content"]
+    shown = content if isinstance(content, str) else "\n".join(part.get("text", "") for part in content)
+    assert not result.get("is_error"), shown
+    assert shown.startswith(("No observations stored for project shop yet", "claude-mem has no memory stored yet")), shown
+    assert not os.path.exists(environment.venv_dir(str(data_dir)))
+    print(f"first session: {seconds:.1f} s, {len(bodies)} model requests, the tools in the first")
 
 
 def session_start_message(data_dir, now: float | None = None) -> str:

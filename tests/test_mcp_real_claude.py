@@ -9,7 +9,7 @@ import pytest
 
 from claude_support import run_claude
 from fakes.anthropic_api import FakeAnthropic
-from mcp_support import make_data_dir_venv, seed
+from mcp_support import seed
 
 PREFIX = "mcp__plugin_persistent-memory_memory__"
 
@@ -19,9 +19,8 @@ def test_claude_code_offers_and_calls_the_memory_tools(data_dir, tmp_path):
     project = tmp_path / "shop"
     (project / ".git").mkdir(parents=True)
     seeded = seed(data_dir, str(project), str(tmp_path / "billing"))
-    # The plugin runs `python3 scripts/mcp_server.py`; whichever python3 is on PATH, the server
-    # finds `mcp` there or in the data dir's venv (built here the way the hooks' bootstrap leaves it).
-    make_data_dir_venv(data_dir)
+    # The plugin runs `python3 scripts/mcp_server.py` with whichever python3 is on PATH: the standard
+    # library is all the server needs, no venv.
     # -p mode refuses a tool that is not allowed; the user's settings allow ours.
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)

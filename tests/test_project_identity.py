@@ -226,7 +226,7 @@ def test_every_surface_resolves_a_moved_checkout_alike(data_dir, tmp_path, env, 
         assert resolve_project(conn, str(moved)) == str(first)
         monkeypatch.chdir(moved)
         assert current_project(conn, None) == str(first)
-        from claude_mem.mcp_server.server import here
+        from claude_mem.mcp_server.calls import here
 
         assert here(conn) == str(first)
     finally:

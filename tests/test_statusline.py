@@ -68,3 +68,22 @@ def test_a_damaged_database_gives_a_line_not_an_error(data_dir):
 def test_help_says_how_to_configure_it():
     done = subprocess.run(CONSOLE + ["--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and '"statusLine"' in done.stdout
+
+
+def test_a_running_worker_names_its_observer(workspace, data_dir):
+    """worker.json of a live process that reports its observer: the line names it."""
+    with open(os.path.join(str(data_dir), "worker.json"), "w", encoding="utf-8") as handle:
+        json.dump({"pid": os.getpid(), "port": 1, "provider": {"name": "claude"}}, handle)
+    assert status(json.dumps({"cwd": workspace}).encode()).endswith(" · observer claude")
+
+
+def test_the_line_loads_only_what_it_reads(workspace):
+    """Run every few hundred ms: no recall, observer, logging, dataclasses or typing when the worker is stopped."""
+    done = subprocess.run([*LAUNCHER[:1], "-X", "importtime", *LAUNCHER[1:]], capture_output=True, timeout=60,
+                          input=json.dumps({"cwd": workspace}).encode(), env={**os.environ})
+    assert done.stdout.decode().startswith("memory: 12 notes"), done
+    loaded = [line.rpartition("|")[2].strip() for line in done.stderr.decode().splitlines() if "|" in line]
+    assert "claude_mem.store.status_line" in loaded
+    heavy = [name for name in loaded if name.startswith(("claude_mem.recall", "claude_mem.observer"))
+             or name in ("logging", "dataclasses", "typing", "claude_mem.store.stats", "claude_mem.store.caught_late")]
+    assert heavy == []

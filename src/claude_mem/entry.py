@@ -1,4 +1,4 @@
-"""Console entry point: `claude-mem hook …` and `statusline` take stdlib-only paths, the rest the CLI.
+"""Console entry point: `claude-mem hook …`, `statusline` and `mcp` take stdlib-only paths, the rest the CLI.
 
 Importing click and rich costs tens of milliseconds; a hook runs on every tool call, so it must
 never pay for them.
@@ -16,6 +16,11 @@ def main() -> None:
         from claude_mem.hooks.statusline import run
 
         sys.exit(run(sys.argv[2:]))
+    if sys.argv[1:] == ["mcp"]:  # an MCP client waits for its initialize answer: no click either
+        from claude_mem.mcp_server.stdio import main as serve
+
+        serve()
+        return
     from claude_mem.cli import cli
 
     cli()

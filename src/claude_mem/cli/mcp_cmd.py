@@ -14,6 +14,6 @@ def mcp() -> None:
     `claude mcp add memory -- claude-mem mcp`. Searches default to the project of the
     current directory (CLAUDE_PROJECT_DIR when set). Stdout carries only MCP messages.
     """
-    from claude_mem.mcp_server.server import main  # the mcp SDK loads only for this command
+    from claude_mem.mcp_server.stdio import main  # stdlib only: starts at once
 
     main()

@@ -7,7 +7,7 @@ from rich.console import Console
 
 
 def console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=False, emoji=False)  # `:name:` in stored text stays as written
 
 
 def emit_json(value: object) -> None:

@@ -1,11 +1,14 @@
-"""Recall on the command line: `search`, `show`, `timeline`, `context`, `remember`, `forget`."""
+"""Recall on the command line: `search`, `show`, `timeline`, `context`, `remember`, `forget`.
+
+Each command imports what only it needs inside its body: loading this module for `search` must not pay
+for forgetting, remembering or building a session's context.
+"""
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
 from rich.text import Text
 
 from claude_mem import settings, store
@@ -15,16 +18,14 @@ from claude_mem.cli.output import console, emit_json
 from claude_mem.domain import MAX_ID, OBSERVATION_TYPES, ref
 from claude_mem.index.query import KINDS, MAX_LIMIT, MODES, ORDERS, SearchQuery
 from claude_mem.index.search import search as run_search
-from claude_mem.recall import context as session_context
-from claude_mem.recall import forget as forgetting
 from claude_mem.recall import freshness
 from claude_mem.recall.common import RecallError, display_map, resolve_project
 from claude_mem.recall.present import RECORD_FIELDS, freshness_line, supersession, when
-from claude_mem.recall.records import get_many
-from claude_mem.recall.remember import remember as store_note
-from claude_mem.recall.timeline import timeline as run_timeline
 from claude_mem.store import Store
 from claude_mem.store import projects as store_projects
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def opened() -> Store:
@@ -52,7 +53,9 @@ def current_project(conn: Store, value: str | None, register: bool = False) -> s
 
 
 def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
-                anchor_column: bool = False) -> Table:
+                anchor_column: bool = False) -> "Table":
+    from rich.table import Table
+
     table = Table(show_header=True, header_style="bold", expand=False)
     for column in (["", "id"] if anchor_column else ["id"]) + ["when", "project", "type", "title"]:
         table.add_column(column, no_wrap=column != "title")
@@ -148,6 +151,8 @@ def show(ids: tuple[str, ...], as_json: bool) -> None:
     Each observation shown counts as one fetch (its fetch_count grows), which tells which
     memories are actually used.
     """
+    from claude_mem.recall.records import get_many
+
     with opened() as conn:
         records = get_many(conn, ids)
         names = display_map(conn)
@@ -170,6 +175,8 @@ def timeline(anchor: str, before: int, after: int, project: str | None, as_json:
     ANCHOR is an observation id (12), a summary (S3), a prompt (P7), a time (2026-11-20T14:30)
     or search words (their best match). Observations, summaries and prompts are interleaved.
     """
+    from claude_mem.recall.timeline import timeline as run_timeline
+
     with opened() as conn:
         result = run_timeline(conn, anchor, before, after, resolve_project(conn, project))
         names = display_map(conn)
@@ -194,6 +201,8 @@ def context(project: str | None, source: str, session_id: str | None, as_json: b
     The session-start hook injects this text; budgets come from the context_* settings.
     Nothing is recorded (unlike a real session start).
     """
+    from claude_mem.recall import context as session_context
+
     values = settings.load()
     with opened() as conn:
         key = current_project(conn, project)
@@ -222,6 +231,8 @@ def remember(text: str, kind: str, title: str | None, files: tuple[str, ...], pr
 
     Example: claude-mem remember "Deploys need VPN access" --type decision
     """
+    from claude_mem.recall.remember import remember as store_note
+
     with opened() as conn:
         stored = store_note(conn, text, current_project(conn, project, register=True), kind, title, supersedes, files=files)
     if as_json:
@@ -244,6 +255,8 @@ def forget(ids: tuple[int, ...], session: str | None, project: str | None, yes: 
     Rows, their full-text entries and their bytes on disk are removed (secure delete, FTS
     optimize, VACUUM), and every backup in the data dir is rewritten the same way.
     """
+    from claude_mem.recall import forget as forgetting
+
     data_dir = settings.data_dir()
     with opened() as conn:
         planned = forgetting.plan(conn, ids, session, resolve_project(conn, project) if project else None)

@@ -8,6 +8,10 @@ the memory holds for this project, what waits in the queue, what failed, and the
 
 It never fails and never waits: unreadable input means the current directory, a busy or missing
 database means "memory: starting", and the exit code is always 0.
+
+It runs as often as Claude Code redraws, so it loads only the store's connection, project identity
+and worker discovery, reads through indexes only (`store.status_line`), and imports the observer's
+naming (`recall.context`) and the settings only when a running worker did not name its observer.
 """
 
 from __future__ import annotations
@@ -17,10 +21,9 @@ import os
 import sys
 
 from claude_mem import settings, store
-from claude_mem.recall.context import observer_name
 from claude_mem.runtime import discovery
 from claude_mem.store import projects as store_projects
-from claude_mem.store import stats as store_stats
+from claude_mem.store import status_line
 
 BUSY_MS = 20
 MAX_INPUT = 1_000_000
@@ -44,16 +47,12 @@ def line(raw: bytes, data_dir: str | None = None) -> str:
     """The status line for the session described by `raw` (Claude Code's statusLine JSON)."""
     data_dir = data_dir or settings.data_dir()
     try:
-        values = settings.load(data_dir)
-    except settings.SettingsError:
-        values = dict(settings.DEFAULTS)
-    try:
         conn = store.open(data_dir, readonly=True, busy_timeout_ms=BUSY_MS)
     except store.NoDatabase:
         return "memory: starting (nothing stored yet)"
     try:
         key = store_projects.project_here(conn, _cwd(raw))
-        notes, queued, failed = store_stats.status_counts(conn, key)
+        notes, queued, failed = status_line.status_counts(conn, key)
     except store.DatabaseError:
         return "memory: busy"
     finally:
@@ -65,8 +64,27 @@ def line(raw: bytes, data_dir: str | None = None) -> str:
         parts.append(f"{failed} failed (claude-mem queue)")
     info = discovery.read_info(data_dir)
     running = info is not None and discovery.pid_alive(info.get("pid"))
-    parts.append(f"observer {observer_name(data_dir, values)}" if running else "worker stopped")
+    parts.append(f"observer {_observer(data_dir, info)}" if running and info is not None else "worker stopped")
     return " · ".join(parts)
+
+
+PLAIN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
+
+
+def _observer(data_dir: str, info: dict[str, object]) -> str:
+    """The running worker's observer, as the session-start context names it (`observer_name`); a plain
+    name the worker reported (`claude`, `openai`) is taken as it is, without loading recall."""
+    reported = info.get("provider")
+    name = reported.get("name") if isinstance(reported, dict) else reported
+    if isinstance(name, str) and 0 < len(name) <= 40 and set(name) <= PLAIN:
+        return name
+    from claude_mem.recall.context import observer_name
+
+    try:
+        values = settings.load(data_dir)
+    except settings.SettingsError:
+        values = dict(settings.DEFAULTS)
+    return observer_name(data_dir, values)
 
 
 def run(argv: list[str]) -> int:

@@ -8,10 +8,11 @@ text of a memory comes from `observations_text`, for the ids the model picked.
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from claude_mem.domain import ref
+from claude_mem.index.base import SearchResult
 from claude_mem.index.query import SearchQuery
 from claude_mem.index.search import search
 from claude_mem.recall import freshness
@@ -29,6 +30,13 @@ EMPTY_STORE = (
 )
 _ORDER_WORDS = {"relevance": "best match first", "newest": "newest first", "oldest": "oldest first"}
 _REF = re.compile(r"(#|[SsPp])?\d+")
+# How a search runs: the page for a query, and a note for the model when it is not what was asked.
+Runner = Callable[[Store, SearchQuery], tuple[SearchResult, str | None]]
+
+
+def in_process(conn: Store, wanted: SearchQuery) -> tuple[SearchResult, str | None]:
+    """The search in this process, by whatever mode it can run here."""
+    return search(conn, wanted), None
 
 
 def scope(conn: Store, project: str | None, all_projects: bool, here: str) -> str | None:
@@ -73,7 +81,7 @@ def search_text(conn: Store, here: str, query: str | None, *, project: str | Non
                 all_projects: bool = False, types: Sequence[str] = (), kinds: Sequence[str] = ("observation",),
                 since: str | None = None, until: str | None = None, file: str | None = None,
                 concept: str | None = None, limit: int = 20, offset: int = 0, order: str = "relevance",
-                mode: str | None = None) -> str:
+                mode: str | None = None, run: Runner = in_process) -> str:
     """Matching rows, one line each, with paging and the next steps."""
     if store_is_empty(conn):
         return EMPTY_STORE
@@ -83,15 +91,16 @@ def search_text(conn: Store, here: str, query: str | None, *, project: str | Non
     wanted = SearchQuery.build(words, project=key, types=types, kinds=kinds or ("observation",), since=since,
                                until=until, file=file, concept=concept, limit=limit, offset=offset, order=order,
                                mode=mode)
-    result = search(conn, wanted)
+    result, note = run(conn, wanted)
     freshness.on_hits(conn, result.items, wanted.order == "relevance")
     items, total, where = result.items, result.total, _name(names, key)
     if not items:
-        return _nothing(conn, key, where, words, total, offset)
+        return "\n".join(filter(None, (note, _nothing(conn, key, where, words, total, offset))))
     shown_to = offset + len(items)
     what = f"\"{clean(words, 100)}\"" if words else "(no words: filters only)"
     ranking = _ORDER_WORDS[wanted.order]
-    lines = [f"Search {what} in {where}: {offset + 1}-{shown_to} of {total}, {ranking}."]
+    lines = [note] if note else []
+    lines.append(f"Search {what} in {where}: {offset + 1}-{shown_to} of {total}, {ranking}.")
     lines.extend(row_line(item, names.get(item["project"], item["project"]) if key is None else None)
                  for item in items)
     if shown_to < total:

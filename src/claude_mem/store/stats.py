@@ -75,11 +75,3 @@ def privacy_report(data_dir: str) -> dict[str, object]:
         return caught_late.report(conn)
     finally:
         conn.close()
-
-
-def status_counts(conn: sqlite3.Connection, project: str) -> tuple[int, int, int]:
-    """(observations of `project`, events waiting or in progress, failed events): the status line."""
-    notes = conn.execute("SELECT COUNT(*) FROM observations WHERE project = ?", (project,)).fetchone()[0]
-    counts = dict(conn.execute("SELECT status, COUNT(*) FROM pending_events"
-                               " WHERE status IN ('pending', 'claimed', 'failed') GROUP BY status").fetchall())
-    return notes, counts.get("pending", 0) + counts.get("claimed", 0), counts.get("failed", 0)

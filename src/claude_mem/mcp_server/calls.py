@@ -1,0 +1,143 @@
+"""What each memory tool does, for both servers: the stdlib one Claude Code runs (`stdio`) and the
+`mcp` SDK one kept as its reference (`server`). Stdlib only.
+
+Every call opens a connection of its own and gives plain text, or raises `ToolFailure` with a message
+for the model. Search by meaning needs the embedding model, which only the worker's environment has:
+where this interpreter cannot embed, such a search asks the running worker (`GET /api/search`), and
+without one it searches by keyword and says so in its first line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+from urllib.parse import urlencode
+
+from claude_mem import paths, settings, store
+from claude_mem.index import embedder
+from claude_mem.index import search as index_search
+from claude_mem.index.base import SearchResult
+from claude_mem.index.query import SearchQuery
+from claude_mem.mcp_server import answers
+from claude_mem.recall.common import RecallError
+from claude_mem.runtime import discovery
+from claude_mem.store import DatabaseError, Store, vectors
+from claude_mem.store import projects as store_projects
+
+BUSY_MS = 5_000
+WORKER_TIMEOUT_S = 10.0
+SEARCH_PATH = "/api/search"
+
+
+class ToolFailure(Exception):
+    """A call the tool cannot answer; the message is what the model reads."""
+
+
+def here(conn: Store | None) -> str:
+    """The project of the server's working directory (`CLAUDE_PROJECT_DIR` wins when set)."""
+    return store_projects.project_here(conn, os.getcwd())
+
+
+@contextmanager
+def opened() -> Iterator[Store | None]:
+    """A connection of this call's own (None when no database exists yet); store errors → `ToolFailure`."""
+    data_dir = settings.data_dir()
+    if not os.path.exists(paths.db_path(data_dir)):  # nothing captured yet; a read must not create the database
+        yield None
+        return
+    try:
+        conn = store.open(data_dir, busy_timeout_ms=BUSY_MS)
+    except (DatabaseError, OSError) as exc:
+        raise ToolFailure(f"claude-mem cannot open its memory database: {exc}") from exc
+    try:
+        yield conn
+    except RecallError as exc:
+        raise ToolFailure(str(exc)) from exc
+    except DatabaseError as exc:
+        raise ToolFailure(f"claude-mem could not read its memory database: {exc}") from exc
+    except UnicodeEncodeError as exc:  # a lone surrogate in a value SQLite must bind
+        raise ToolFailure(f"a value is not valid text ({exc.reason}): remove the unpaired surrogate") from exc
+    finally:
+        conn.close()
+
+
+def _answer(produce: Callable[[Store], str]) -> str:
+    with opened() as conn:
+        return answers.EMPTY_STORE if conn is None else produce(conn)
+
+
+def _wants_meaning(conn: Store, wanted: SearchQuery) -> bool:
+    """True when the query asks for meaning (named, or the default where vectors exist) and this
+    interpreter has no embedding model to answer it."""
+    if wanted.text is None or wanted.mode in index_search.INDEXES:
+        return False
+    if wanted.mode:
+        return True
+    return bool(vectors.progress(conn, embedder.MODEL)["embedded"])
+
+
+def _worker_params(wanted: SearchQuery) -> dict[str, str]:
+    """`wanted` as `/api/search` parameters (times already in the store's format, the project a key)."""
+    params = {"q": wanted.text or "", "limit": str(wanted.limit), "offset": str(wanted.offset), "order": wanted.order,
+              "kind": ",".join(wanted.kinds)}
+    where = wanted.filters
+    optional = {"mode": wanted.mode, "project": where.project, "type": ",".join(where.types), "since": where.since,
+                "until": where.until, "file": where.file, "concept": where.concept}
+    params.update({name: value for name, value in optional.items() if value})
+    return params
+
+
+def _ask_worker(wanted: SearchQuery) -> SearchResult | None:
+    """The running worker's answer to `wanted`, or None when no worker answers in time."""
+    info = discovery.read_info(settings.data_dir())
+    if info is None or not discovery.pid_alive(info.get("pid")):
+        return None
+    answer = discovery.request_json(info["port"], "GET", f"{SEARCH_PATH}?{urlencode(_worker_params(wanted))}", None,
+                                    WORKER_TIMEOUT_S)
+    if answer is None or not isinstance(answer.get("items"), list) or not isinstance(answer.get("total"), int):
+        return None
+    return SearchResult(answer["items"], answer["total"], str(answer.get("match") or ""))
+
+
+def run_search(conn: Store, wanted: SearchQuery) -> tuple[SearchResult, str | None]:
+    """The page for `wanted`, and a note when it is not what was asked (meaning without a worker)."""
+    if not _wants_meaning(conn, wanted):
+        return index_search.search(conn, wanted), None
+    found = _ask_worker(wanted)
+    if found is not None:
+        return found, None
+    keyword = replace(wanted, mode="keyword")
+    note = "Note: search by meaning needs the claude-mem worker, which is not answering; these are keyword matches."
+    return index_search.search(conn, keyword), note
+
+
+def search(arguments: dict[str, Any]) -> str:
+    """The `search` tool: matching rows, one line each, with paging and the next steps."""
+    return _answer(lambda conn: answers.search_text(
+        conn, here(conn), arguments.get("query", ""), project=arguments.get("project"),
+        all_projects=bool(arguments.get("all_projects")), types=arguments.get("types") or (),
+        kinds=arguments.get("kinds") or ("observation",), since=arguments.get("since"), until=arguments.get("until"),
+        file=arguments.get("file"), concept=arguments.get("concept"), limit=arguments.get("limit", 20),
+        offset=arguments.get("offset", 0), order=arguments.get("order", "relevance"), mode=arguments.get("mode"),
+        run=run_search))
+
+
+def timeline(arguments: dict[str, Any]) -> str:
+    """The `timeline` tool: rows around the anchor in time order."""
+    return _answer(lambda conn: answers.timeline_text(
+        conn, here(conn), str(arguments["anchor"]), arguments.get("before", 5), arguments.get("after", 5),
+        arguments.get("project"), bool(arguments.get("all_projects"))))
+
+
+def get_observations(arguments: dict[str, Any]) -> str:
+    """The `get_observations` tool: full records for the ids."""
+    ids: Sequence[int | str] = arguments["ids"]
+    return _answer(lambda conn: answers.observations_text(conn, ids))
+
+
+TOOLS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "search": search, "timeline": timeline, "get_observations": get_observations,
+}
