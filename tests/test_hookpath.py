@@ -139,3 +139,26 @@ def test_a_damaged_cache_costs_only_time(tmp_path):
         assert patterns._from_cache("(?:broken)") is None
     finally:
         patterns.use_cache(None)
+
+
+@pytest.mark.parametrize("name", ["plain", "with space", "100%", "what?", "hash#tag", "%3f literal", "ünïcode ✓"])
+def test_a_read_only_connection_opens_any_path(tmp_path, name):
+    """`connect_readonly` builds its `file:` URI without urllib: every character a path may hold reaches
+    SQLite as written, and a path starting `//` stays a path."""
+    import sqlite3
+
+    from claude_mem.store import db
+
+    folder = tmp_path / name
+    folder.mkdir()
+    for path in (str(folder / "x.db"), "/" + str(folder / "y.db")):  # `//tmp/...` is the same file on Linux
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS t (v)")
+            conn.execute("INSERT INTO t VALUES (?)", (name,))
+        conn.close()
+        reader = db.connect_readonly(path)
+        assert reader is not None
+        with reader:
+            assert reader.execute("SELECT v FROM t").fetchall()[-1] == (name,)
+            with pytest.raises(sqlite3.OperationalError, match="readonly"):
+                reader.execute("INSERT INTO t VALUES (1)")

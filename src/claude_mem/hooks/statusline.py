@@ -16,11 +16,11 @@ naming (`recall.context`) and the settings only when a running worker did not na
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from claude_mem import settings, store
+from claude_mem.fastpath import jsontext
 from claude_mem.runtime import discovery
 from claude_mem.store import projects as store_projects
 from claude_mem.store import status_line
@@ -32,7 +32,7 @@ MAX_INPUT = 1_000_000
 def _cwd(raw: bytes) -> str:
     """The session's directory from Claude Code's JSON, else the process's own."""
     try:
-        incoming = json.loads(raw[:MAX_INPUT]) if raw.strip() else {}
+        incoming = jsontext.loads(raw[:MAX_INPUT]) if raw.strip() else {}
     except ValueError:
         incoming = {}
     if isinstance(incoming, dict):

@@ -5,9 +5,9 @@ Stdlib only and import-light: the session-start and user-prompt hooks use it on 
 
 from __future__ import annotations
 
-import json
 import os
 
+from claude_mem.fastpath import jsontext
 from claude_mem.paths import RECOVERY_FILENAME
 from claude_mem.paths import WORKER_INFO as INFO_FILENAME
 from claude_mem.paths import WORKER_LOCK as LOCK_FILENAME
@@ -28,8 +28,8 @@ def lock_path(data_dir: str) -> str:
 def read_info(data_dir: str) -> dict[str, Any] | None:
     """The worker.json dict, or None when missing or unreadable."""
     try:
-        with open(info_path(data_dir), encoding="utf-8") as handle:
-            info = json.load(handle)
+        with open(info_path(data_dir), "rb") as handle:
+            info = jsontext.loads(handle.read())
     except (OSError, ValueError):
         return None
     if not isinstance(info, dict) or not isinstance(info.get("pid"), int) or not isinstance(info.get("port"), int):
@@ -39,6 +39,8 @@ def read_info(data_dir: str) -> dict[str, Any] | None:
 
 def write_json(path: str, value: Mapping[str, object]) -> None:
     """Write `value` as JSON to `path` atomically (readers never see half a file)."""
+    import json
+
     temp = "%s.%d.tmp" % (path, os.getpid())
     with open(temp, "w", encoding="utf-8") as handle:
         json.dump(value, handle, indent=2, sort_keys=True)
@@ -118,7 +120,7 @@ def request_json(port: int, method: str, path: str, body: object, timeout: float
     import time
 
     deadline = time.monotonic() + timeout
-    payload = b"" if body is None else json.dumps(body).encode()
+    payload = b"" if body is None else jsontext.dumps(body).encode()
     head = "%s %s HTTP/1.0\r\nHost: 127.0.0.1:%d\r\nAccept: application/json\r\n" % (method, path, port)
     if body is not None:
         head += "Content-Type: application/json\r\nContent-Length: %d\r\n" % len(payload)
@@ -141,7 +143,7 @@ def request_json(port: int, method: str, path: str, body: object, timeout: float
     if not sep or len(status_line) < 2 or status_line[1] != b"200":
         return None
     try:
-        value = json.loads(answer)
+        value = jsontext.loads(answer)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -150,8 +152,8 @@ def request_json(port: int, method: str, path: str, body: object, timeout: float
 def read_recovery(data_dir: str) -> dict[str, Any] | None:
     """The last automatic database recovery (recovery.json), or None."""
     try:
-        with open(os.path.join(data_dir, RECOVERY_FILENAME), encoding="utf-8") as handle:
-            value = json.load(handle)
+        with open(os.path.join(data_dir, RECOVERY_FILENAME), "rb") as handle:
+            value = jsontext.loads(handle.read())
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None
