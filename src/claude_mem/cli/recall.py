@@ -19,7 +19,7 @@ from claude_mem.recall import context as session_context
 from claude_mem.recall import forget as forgetting
 from claude_mem.recall import freshness
 from claude_mem.recall.common import RecallError, display_map, resolve_project
-from claude_mem.recall.present import RECORD_FIELDS, freshness_line, supersession, when
+from claude_mem.recall.present import RECORD_FIELDS, freshness_line, supersession, total_text, when
 from claude_mem.recall.records import get_many
 from claude_mem.recall.remember import remember as store_note
 from claude_mem.recall.timeline import timeline as run_timeline
@@ -116,8 +116,8 @@ def search(query: str, project: str | None, types: str | None, since: str | None
         return
     out.print(items_table(result.items, names))
     shown_to = offset + len(result.items)
-    out.print(Text(f"{offset + 1}–{shown_to} of {result.total}"
-                   + (f"; next page: --offset {shown_to}" if shown_to < result.total else "")))
+    out.print(Text(f"{offset + 1}–{shown_to} of {total_text(result.total, result.total_capped)}"
+                   + (f"; next page: --offset {shown_to}" if shown_to < result.total or result.total_capped else "")))
 
 
 def render_record(item: dict[str, Any], names: dict[str, str]) -> None:

@@ -27,18 +27,21 @@ class KeywordIndex:
         want, filters = query.offset + query.limit, query.filters
         total, capped, unfiltered = 0, False, None
         items: list[Hit] = []
+        first: set[tuple[str, int]] = set()  # rows holding every word: ranked before the rest
         if "observation" in query.kinds:
             found = repository.observation_hits(conn, expression, filters, query.order, want, narrow)
             total, capped, items, unfiltered = found.total, found.capped, found.rows, found.unfiltered
+            first.update(("observation", row_id) for row_id in found.first)
         if expression and not filters.observations_only:
             for kind, hits in (("summary", repository.summary_hits), ("prompt", repository.prompt_hits)):
                 if kind in query.kinds:
                     found = hits(conn, expression, filters, query.order, want, narrow)
                     total, capped, unfiltered = total + found.total, capped or found.capped, None
                     items.extend(found.rows)
-        if query.order == "relevance":  # best first; among equals, newest first (two stable sorts)
+                    first.update((kind, row_id) for row_id in found.first)
+        if query.order == "relevance":  # every word before some, then best first, then newest (stable sorts)
             items.sort(key=lambda item: item["created_at"] or "", reverse=True)
-            items.sort(key=lambda item: item["score"])
+            items.sort(key=lambda item: ((item["kind"], item["id"]) not in first, item["score"]))
         else:
             items.sort(key=lambda item: (item["created_at"], item["id"]), reverse=query.order == "newest")
         page = items[query.offset: query.offset + query.limit]

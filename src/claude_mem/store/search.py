@@ -58,6 +58,8 @@ class Matches:
     capped: bool = False
     # `total` when it counts every row of the MATCH expression alone (no filter applied), else None.
     unfiltered: int | None = None
+    # The ids among `rows` that match the narrow expression: they come first, whatever their score.
+    first: frozenset[int] = frozenset()
 
 
 # -- helpers ------------------------------------------------------------------------------------------
@@ -167,10 +169,10 @@ def observation_hits(conn: sqlite3.Connection, expression: str | None, filters: 
     lists by the filters alone.
 
     `narrow` is an expression whose matches are a subset of `expression`'s (every word rather than
-    any): ranked by relevance, when it fills the page the page is its best rows and the wider
-    expression is only counted, never ranked row by row (a multi-word query holding common words
-    would rank most of the store). BM25 scores a row alike under both, so the page is the wider
-    ranking's restricted to rows holding every word.
+    any): ranked by relevance, its matches come first (`Matches.first`), then the rest of the wider
+    expression's; when the narrow matches fill the page, the wider expression is only counted,
+    never ranked row by row (a multi-word query holding common words would rank most of the store).
+    BM25 scores a row alike under both, so each part is in the wider ranking's order.
 
     Relevance ranking reads the FTS index alone whenever it can: ranking its top candidates and
     filtering those is exact as long as enough candidates survive the filters (otherwise the
@@ -199,12 +201,22 @@ def observation_hits(conn: sqlite3.Connection, expression: str | None, filters: 
             (expression, *args, want),
         ))
         return Matches(total, rows, capped, unfiltered)
+    first: list[Hit] = []
     if narrow and narrow != expression:
-        rows = _relevant(conn, narrow, condition, args, want, None)
-        if len(rows) == want:
-            return Matches(total, rows, capped, unfiltered)
-    return Matches(total, _relevant(conn, expression, condition, args, want, None if capped else total), capped,
-                   unfiltered)
+        first = _relevant(conn, narrow, condition, args, want, None)
+        if len(first) == want:
+            return Matches(total, first, capped, unfiltered, frozenset(hit["id"] for hit in first))
+    rows = _relevant(conn, expression, condition, args, want, None if capped else total)
+    return _first_then_rest(Matches(total, rows, capped, unfiltered), first, want)
+
+
+def _first_then_rest(wider: Matches, first: list[Hit], want: int) -> Matches:
+    """`first` (the narrow matches, best first), then the best of the wider ones that are not among them."""
+    if not first:
+        return wider
+    ids = frozenset(hit["id"] for hit in first)
+    rest = [hit for hit in wider.rows if hit["id"] not in ids]
+    return replace(wider, rows=(first + rest)[:want], first=ids)
 
 
 def _relevant(conn: sqlite3.Connection, expression: str, condition: str, args: list[object], want: int,
@@ -279,11 +291,13 @@ def _ranked(conn: sqlite3.Connection, select: str, source: str, args: list[objec
     expression; `narrow` as in `observation_hits`) and their capped count."""
     total, capped = _count(conn, source, args, want)
     ordering = f" ORDER BY {_order_sql(order, 'score', 'created_at')} LIMIT ?"
+    first: list[Hit] = []
     if narrow and narrow != args[0] and order == "relevance":
-        rows = _hits(conn.execute(select + source + ordering, (narrow, *args[1:], want)))
-        if len(rows) == want:
-            return Matches(total, rows, capped)
-    return Matches(total, _hits(conn.execute(select + source + ordering, (*args, want))), capped)
+        first = _hits(conn.execute(select + source + ordering, (narrow, *args[1:], want)))
+        if len(first) == want:
+            return Matches(total, first, capped, first=frozenset(hit["id"] for hit in first))
+    return _first_then_rest(Matches(total, _hits(conn.execute(select + source + ordering, (*args, want))), capped),
+                            first, want)
 
 
 def summary_hits(conn: sqlite3.Connection, expression: str, filters: SearchFilters, order: str,

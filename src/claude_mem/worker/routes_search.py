@@ -23,7 +23,8 @@ MAX_RELATED = 100
 
 
 async def search_route(request: Request) -> Response:
-    """`{items, total, match, limit, offset}`: BM25-ranked rows (`kind`, `ref`, title, snippet, …)."""
+    """`{items, total, total_capped, match, limit, offset}`: BM25-ranked rows (`kind`, `ref`, title, snippet, …);
+    `total` is exact unless `total_capped` (then at least that many match: see `SearchResult`)."""
     query = common.params(request, ("q", "project", "type", "since", "until", "file", "concept", "author", "kind", "mode",
                                     "order", *common.PAGING))
     text = (query.get("q") or "").strip()
