@@ -62,12 +62,15 @@ def test_rows_holding_every_word_come_first_and_pages_join_up(store):
 
 def test_summaries_rank_every_word_first_and_get_snippets_on_the_page_only(store):
     conn, ids = store
-    result = search(conn, SearchQuery.build("alpha beta", mode="keyword", kinds=("observation", "summary")))
+    result = search(conn, SearchQuery.build("alpha beta", mode="keyword", kinds=("observation", "summary"), snippets=True))
     assert f"S{ids['summary']}" in [item["ref"] for item in result.items[:4]]
     assert result.items[-1]["ref"] == f"#{ids['alpha']}"
     summary = next(item for item in result.items if item["kind"] == "summary")
     assert "[alpha]" in summary["snippet"] or "[beta]" in summary["snippet"]
     assert all("[" in item["snippet"] for item in result.items)  # every row on the page is highlighted
+    plain = search(conn, SearchQuery.build("alpha beta", mode="keyword", kinds=("observation", "summary")))
+    assert [item["ref"] for item in plain.items] == [item["ref"] for item in result.items]
+    assert not any("[" in item["snippet"] for item in plain.items)  # not asked for: the start of the text
 
 
 def test_a_total_past_the_cap_is_a_floor(store, monkeypatch):
@@ -97,6 +100,11 @@ def test_the_api_says_when_a_total_is_capped(data_dir, monkeypatch):
         assert (page["total"], page["total_capped"], len(page["items"])) == (3, True, 2)
         page = client.get("/api/search", params={"q": "websocket", "mode": "keyword", "limit": 20}).json()
         assert (page["total"], page["total_capped"], len(page["items"])) == (7, False, 7)
+        assert all("[websocket]" in item["snippet"].lower() for item in page["items"])  # highlighted by default
+        page = client.get("/api/search", params={"q": "websocket", "mode": "keyword", "snippets": "false"}).json()
+        assert len(page["items"]) == 7 and not any("[" in item["snippet"] for item in page["items"])
+        refused = client.get("/api/search", params={"q": "websocket", "snippets": "maybe"})
+        assert refused.status_code == 400 and "snippets must be one of true, false" in refused.json()["error"]["message"]
 
 
 def test_read_connections_are_kept_and_dropped_when_the_file_is_replaced(data_dir, tmp_path):
@@ -143,3 +151,12 @@ def test_a_stored_key_needs_no_resolving_and_names_still_resolve(store):
     assert routes_common.project(conn, APP) == APP
     assert routes_common.project(conn, "app") == APP  # a display name goes the long way
     assert routes_common.project(conn, "/not/stored/yet") == "/not/stored/yet"
+
+
+def test_snippets_are_the_same_made_in_one_pass_or_row_by_row(store, monkeypatch):
+    conn, _ids = store
+    wanted = SearchQuery.build("alpha beta", mode="keyword", snippets=True)  # observations alone, unfiltered: 4 matches
+    one_pass = [item["snippet"] for item in search(conn, wanted).items]
+    monkeypatch.setattr(repository, "SNIPPETS_IN_ONE_PASS", 0)
+    assert [item["snippet"] for item in search(conn, wanted).items] == one_pass
+    assert len(one_pass) == 4 and all("[alpha]" in snippet for snippet in one_pass)

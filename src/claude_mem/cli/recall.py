@@ -103,7 +103,8 @@ def search(query: str, project: str | None, types: str | None, since: str | None
     with opened() as conn:
         wanted = SearchQuery.build(query, mode=mode, project=resolve_project(conn, project), types=types,
                                    since=since, until=until, file=file, concept=concept, author=author,
-                                   kinds=kinds or ("observation",), limit=limit, offset=offset, order=order)
+                                   kinds=kinds or ("observation",), limit=limit, offset=offset, order=order,
+                                   snippets=as_json)  # the table shows none
         result = run_search(conn, wanted)
         freshness.on_hits(conn, result.items, wanted.order == "relevance")
         names = display_map(conn)

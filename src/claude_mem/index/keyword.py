@@ -3,7 +3,8 @@
 Multi-word text is an OR of its terms ranked by BM25, tried first as the AND of them (when rows
 holding every word fill the page, the rest are counted, not ranked); quoted phrases and `prefix*`
 work; every user string is escaped (see `fts`). The store ranks and filters each kind; this merges
-the kinds, pages the result and adds snippets for the page only.
+the kinds, pages the result and, when asked, highlights snippets for the page only (otherwise a hit's snippet is
+the start of its text).
 """
 
 from claude_mem.index import fts
@@ -45,5 +46,6 @@ class KeywordIndex:
         else:
             items.sort(key=lambda item: (item["created_at"], item["id"]), reverse=query.order == "newest")
         page = items[query.offset: query.offset + query.limit]
-        repository.add_snippets(conn, expression or "", page, unfiltered)
+        if query.snippets:
+            repository.add_snippets(conn, expression or "", page, unfiltered)
         return SearchResult(items=page, total=total, match=expression or "", total_capped=capped)

@@ -22,6 +22,9 @@ from claude_mem.store.rows import SearchHit
 SUMMARY_WEIGHTS = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0"
 # Matches are counted exactly up to this many (or the page's end, if further); past it a total is a floor.
 TOTAL_CAP = 1000
+# Up to this many matches, one pass over them makes a page's snippets faster than a look-up per page row
+# (measured at 100k observations: ~0.35 µs a match against ~30 µs a page row, more with more words).
+SNIPPETS_IN_ONE_PASS = 500
 
 
 Hit = SearchHit
@@ -249,9 +252,8 @@ def add_snippets(conn: sqlite3.Connection, expression: str, items: list[Hit], ma
     """Highlighted snippets for the page only (snippet() is costly; never for every match).
 
     `matches`: how many rows `expression` matches in every kind on the page (filters aside), when
-    known to be few (at most `TOTAL_CAP`). Then one pass over them makes the page's snippets (well
-    under a µs a row that is not on the page); otherwise each page row is looked up by id, which
-    costs the expression's set-up once per row.
+    known. When they are few (`SNIPPETS_IN_ONE_PASS`), one pass over them makes the page's snippets;
+    otherwise each page row is looked up by id, which costs the expression's set-up once per row.
     """
     if not expression:
         return
@@ -261,7 +263,7 @@ def add_snippets(conn: sqlite3.Connection, expression: str, items: list[Hit], ma
             continue
         marks = ", ".join("?" for _ in ids)
         make = f"snippet({table}, {column}, '[', ']', '…', 12)"
-        if matches is not None and matches <= TOTAL_CAP:
+        if matches is not None and matches <= SNIPPETS_IN_ONE_PASS:
             rows = conn.execute(f"SELECT rowid, CASE WHEN rowid IN ({marks}) THEN {make} END FROM {table}"
                                 f" WHERE {table} MATCH ?", (*ids, expression)).fetchall()
         else:

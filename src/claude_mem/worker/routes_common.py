@@ -80,15 +80,18 @@ def times(query: dict[str, str]) -> tuple[str | None, str | None]:
 
 
 def search_query(query: dict[str, str], text: str | None, project: str | None, order: str | None) -> SearchQuery:
-    """The `SearchQuery` of a route's filter and paging parameters (`type` and `kind` comma-separated).
+    """The `SearchQuery` of a route's filter and paging parameters (`type` and `kind` comma-separated,
+    `snippets` true, the default, or false).
 
     `SearchQuery.build` checks every value; its `RecallError` becomes a 400 naming the bad one.
     """
     limit, offset = paging(query)
+    snippets = choice(query, "snippets", ("true", "false"), "true") == "true"
     return SearchQuery.build(
         text, mode=query.get("mode"), project=project, types=query.get("type"), since=query.get("since"),
         until=query.get("until"), file=query.get("file"), concept=query.get("concept"),
         author=query.get("author"), kinds=query.get("kind") or "observation", limit=limit, offset=offset, order=order,
+        snippets=snippets,
     )
 
 
