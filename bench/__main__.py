@@ -229,23 +229,25 @@ def search_rows(search: dict | None) -> list[tuple[str, str, str, bool | None]]:
         http, mcp, cli = surfaces["http_keyword"], surfaces["mcp_keyword"], surfaces["cli_keyword"]
         found.append((f"bare FTS5 top-20 query, {count} observations (in process)",
                       f"{http['bare_fts5_top20_p50_ms']} ms p50, {http['bare_fts5_top20_p90_ms']} ms p90", "", None))
+        # Judged on CPU time (the worker's, every thread; the bare query's thread): this machine is shared.
         ratio_budget = budgets["http_ratio_to_bare_fts5"] if size == "10000" else None
+        plain = http.get("without_snippets")
         found.append((f"keyword search over HTTP (kept-alive), {count} observations",
-                      f"{http['p50_ms']} ms p50 = {http['ratio_to_bare_fts5']}× bare FTS5 (CPU {http['cpu_p50_ms']} ms ="
-                      f" {http['cpu_ratio_to_bare_fts5']}×" + (f"; no snippets {http['without_snippets']['ratio_to_bare_fts5']}×"
-                                                               if http.get("without_snippets") else "") + ")",
+                      f"CPU {http['cpu_p50_ms']} ms p50 = {http['cpu_ratio_to_bare_fts5']}× bare FTS5 (wall {http['p50_ms']} ms"
+                      f" = {http['ratio_to_bare_fts5']}×" + (f"; snippets=false: CPU {plain['cpu_ratio_to_bare_fts5']}×"
+                                                             if plain else "") + ")",
                       f"≤ {ratio_budget}× bare" if ratio_budget else "",
-                      http["ratio_to_bare_fts5"] <= ratio_budget if ratio_budget else None))
+                      http["cpu_ratio_to_bare_fts5"] <= ratio_budget if ratio_budget else None))
         original = budgets["original_http_p90_100k_ms"] if size == "100000" else None
         found.append((f"keyword search over HTTP, {count} observations, p90",
-                      f"{http['p90_ms']} ms p90 (worker CPU {http['cpu_p90_ms']} ms p90)",
+                      f"CPU {http['cpu_p90_ms']} ms p90 (wall {http['p90_ms']} ms)",
                       f"≤ {original} ms (the original's)" if original else "",
-                      http["p90_ms"] <= original if original else None))
+                      http["cpu_p90_ms"] <= original if original else None))
         mcp_budget = budgets["mcp_ratio_to_bare_fts5"]
         found.append((f"MCP search tool (keyword, stdio), {count} observations",
-                      f"{mcp['p50_ms']} ms p50 = {mcp['ratio_to_bare_fts5']}× bare FTS5 (CPU {mcp['cpu_p50_ms']} ms ="
-                      f" {mcp['cpu_ratio_to_bare_fts5']}×)",
-                      f"≤ {mcp_budget}× bare", mcp["ratio_to_bare_fts5"] <= mcp_budget))
+                      f"CPU {mcp['cpu_p50_ms']} ms p50 = {mcp['cpu_ratio_to_bare_fts5']}× bare FTS5 (wall {mcp['p50_ms']} ms"
+                      f" = {mcp['ratio_to_bare_fts5']}×)",
+                      f"≤ {mcp_budget}× bare", mcp["cpu_ratio_to_bare_fts5"] <= mcp_budget))
         found.append((f"`claude-mem search --mode keyword`, {count} observations",
                       f"{cli['p50_ms']} ms wall p50 (bare python {cli['bare_python_p50_ms']} ms)",
                       f"≤ {budgets['cli_keyword_ms']} ms", cli["p50_ms"] <= budgets["cli_keyword_ms"]))

@@ -16,7 +16,8 @@
      and p90 wall, and the worker's CPU time per request (all its threads, from schedstat) against the
      bare query's CPU time: on a busy machine wall times mostly measure the run queue. Budgets: p50 ≤
      2.5× bare FTS5 at 10k (DESIGN §11); p90 at 100k ≤ the original claude-mem's (16 ms, measured
-     beside ours for issue 27: the original does not run here). Also `snippets=false` (p50);
+     beside ours for issue 27: the original does not run here), both judged on CPU time, wall times
+     beside them. Also `snippets=false` (p50);
    - the MCP `search` tool (keyword) through the SDK client over stdio, the server spawned once by
      the plugin's launcher `scripts/mcp_server.py`: p50 wall and the server's CPU per call. Budget ≤ 3×
      bare FTS5;
@@ -298,7 +299,7 @@ def bench_http(api: Api, conn: Any, project: str, queries: list[str], rounds: in
         found = request(query)
         mismatched += found["total"] != expected.total or [item["id"] for item in found["items"]] != [
             item["id"] for item in expected.items]
-    times, bare, cpu, bare_cpu, plain = [], [], [], [], []
+    times, bare, cpu, bare_cpu, plain, plain_cpu = [], [], [], [], [], []
     for _ in range(rounds):
         for query in queries:
             bare.append(timed_ms(bare_fts5(conn, query)))
@@ -307,9 +308,12 @@ def bench_http(api: Api, conn: Any, project: str, queries: list[str], rounds: in
             times.append(timed_ms(request, query))
             cpu.append(process_cpu_ms(pid) - before)
             if plain_too:
+                before = process_cpu_ms(pid)
                 plain.append(timed_ms(request, query, "false"))
+                plain_cpu.append(process_cpu_ms(pid) - before)
+    without = {**figures(plain, bare), **cpu_figures(plain_cpu, bare_cpu)} if plain else None
     return {**figures(times, bare), "p90_ms": round(percentile(times, 0.9), 3), **cpu_figures(cpu, bare_cpu),
-            "cpu_p90_ms": round(percentile(cpu, 0.9), 3), "without_snippets": figures(plain, bare) if plain else None,
+            "cpu_p90_ms": round(percentile(cpu, 0.9), 3), "without_snippets": without,
             "bare_fts5_top20_p50_ms": round(statistics.median(bare), 3),
             "bare_fts5_top20_p90_ms": round(percentile(bare, 0.9), 3),
             "queries_differing_from_in_process": mismatched, "queries": len(queries), "rounds": rounds}
@@ -465,16 +469,16 @@ def main(argv: list[str]) -> dict[str, object]:
 
 
 def within_budget(report: dict[str, Any]) -> dict[str, bool]:
-    """Each budget that this run measured: met or not."""
+    """Each budget that this run measured: met or not; HTTP and MCP judged on CPU time (this machine is shared)."""
     surfaces, found = report["surfaces"], {}
     if "in_process" in report:
         found["hybrid_p50"] = report["in_process"]["hybrid"]["p50_ms"] <= HYBRID_P50_BUDGET_MS
         found["worker_rss"] = report["worker_memory"]["rss_mb"] <= MEMORY_BUDGET_MB
     if "10000" in surfaces:
-        found["http_keyword_10k"] = surfaces["10000"]["http_keyword"]["ratio_to_bare_fts5"] <= HTTP_RATIO_BUDGET
+        found["http_keyword_10k"] = surfaces["10000"]["http_keyword"]["cpu_ratio_to_bare_fts5"] <= HTTP_RATIO_BUDGET
     if "100000" in surfaces:
-        found["http_keyword_p90_100k"] = surfaces["100000"]["http_keyword"]["p90_ms"] <= ORIGINAL_P90_100K_MS
-    found["mcp_keyword"] = all(size["mcp_keyword"]["ratio_to_bare_fts5"] <= MCP_RATIO_BUDGET for size in surfaces.values())
+        found["http_keyword_p90_100k"] = surfaces["100000"]["http_keyword"]["cpu_p90_ms"] <= ORIGINAL_P90_100K_MS
+    found["mcp_keyword"] = all(size["mcp_keyword"]["cpu_ratio_to_bare_fts5"] <= MCP_RATIO_BUDGET for size in surfaces.values())
     found["cli_keyword"] = all(size["cli_keyword"]["p50_ms"] <= CLI_BUDGET_MS for size in surfaces.values())
     return found
 
