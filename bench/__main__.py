@@ -13,7 +13,7 @@ import sys
 
 import bench
 
-VALUE_OPTIONS = ("--data", "--size", "--before")  # options followed by a value (`--data FILE`, `--size N`)
+VALUE_OPTIONS = ("--data", "--size", "--before", "--sweep")  # options followed by a value (`--data FILE`, `--size N`)
 
 
 def main(argv: list[str]) -> int:
@@ -266,39 +266,62 @@ def team_rows(team: dict | None) -> list[tuple[str, str, str, bool | None]]:
 
 
 def search_rows(search: dict | None) -> list[tuple[str, str, str, bool | None]]:
-    """The `search` benchmark's figures: embedding, backfill, and search on every surface."""
+    """The `search` benchmark's figures: embedding, backfill, search by meaning, and keyword search on every
+    surface at each store size."""
     if not search:
         return []
+    budgets = search["budgets"]
+    found: list[tuple[str, str, str, bool | None]] = []
     if "unavailable" in search:
-        return [("search by meaning", f"not measured: {search['unavailable']}", "", None)]
-    budgets, size = search["budgets"], f"{search['observations']:,}"
-    ratio_budget = f"≤ {budgets['surface_ratio_to_bare_fts5']}× bare"
-    throughput, backfill = search["throughput"], search["backfill"]
-    found: list[tuple[str, str, str, bool | None]] = [
-        (f"embedding throughput (batch {throughput['batch']}, 1 thread)", f"{throughput['rows_per_s']} rows/s", "", None),
-        (f"embedding backfill, {backfill['rows']:,} rows", f"{backfill['seconds']} s = {backfill['rows_per_s']} rows/s",
-         "", None),
-    ]
-    in_process = search["in_process"]
-    for mode in ("hybrid", "keyword", "semantic"):
-        figures = in_process[mode]
-        budget = f"≤ {budgets['hybrid_p50_ms']} ms" if mode == "hybrid" else ""
-        found.append((f"{mode} search, {size} observations (in process)",
-                      f"{figures['p50_ms']} ms p50 = {figures['ratio_to_bare_fts5']}× bare FTS5", budget,
-                      figures["p50_ms"] <= budgets["hybrid_p50_ms"] if mode == "hybrid" else None))
-    surfaces = (("http_keyword", "keyword search over HTTP (kept-alive)"), ("mcp_keyword", "MCP search tool (keyword, stdio)"))
-    for name, label in surfaces:
-        figures = search[name]
-        found.append((f"{label}, {size} observations",
-                      f"{figures['p50_ms']} ms p50 = {figures['ratio_to_bare_fts5']}× bare FTS5", ratio_budget,
-                      figures["ratio_to_bare_fts5"] <= budgets["surface_ratio_to_bare_fts5"]))
-    repeated = in_process["hybrid_repeated_query"]
-    found.append((f"hybrid search, {size} observations, repeated query (embedding kept)",
-                  f"{repeated['p50_ms']} ms p50 = {repeated['ratio_to_bare_fts5']}× bare FTS5", "", None))
-    found.append((f"hybrid search over HTTP, {size} observations", f"{search['http_hybrid']['p50_ms']} ms p50", "", None))
-    memory = search["worker_memory"]
-    found.append(("worker resident memory, model loaded", f"{memory['rss_mb']} MB (peak {memory['peak_rss_mb']} MB)",
-                  f"≤ {memory['budget_mb']} MB", memory["rss_mb"] <= memory["budget_mb"]))
+        found.append(("search by meaning", f"not measured: {search['unavailable']}", "", None))
+    else:
+        size = f"{search['observations']:,}"
+        throughput, backfill, in_process = search["throughput"], search["backfill"], search["in_process"]
+        found += [
+            (f"embedding throughput (batch {throughput['batch']}, 1 thread)", f"{throughput['rows_per_s']} rows/s", "", None),
+            (f"embedding backfill, {backfill['rows']:,} rows", f"{backfill['seconds']} s = {backfill['rows_per_s']} rows/s",
+             "", None),
+        ]
+        for mode in ("hybrid", "keyword", "semantic"):
+            figures = in_process[mode]
+            budget = f"≤ {budgets['hybrid_p50_ms']} ms" if mode == "hybrid" else ""
+            found.append((f"{mode} search, {size} observations (in process)",
+                          f"{figures['p50_ms']} ms p50 = {figures['ratio_to_bare_fts5']}× bare FTS5", budget,
+                          figures["p50_ms"] <= budgets["hybrid_p50_ms"] if mode == "hybrid" else None))
+        repeated = in_process["hybrid_repeated_query"]
+        found.append((f"hybrid search, {size} observations, repeated query (embedding kept)",
+                      f"{repeated['p50_ms']} ms p50 = {repeated['ratio_to_bare_fts5']}× bare FTS5", "", None))
+        found.append((f"hybrid search over HTTP, {size} observations", f"{search['http_hybrid']['p50_ms']} ms p50", "", None))
+        memory = search["worker_memory"]
+        found.append(("worker resident memory, model loaded", f"{memory['rss_mb']} MB (peak {memory['peak_rss_mb']} MB)",
+                      f"≤ {memory['budget_mb']} MB", memory["rss_mb"] <= memory["budget_mb"]))
+    for size, surfaces in search.get("surfaces", {}).items():
+        count = f"{int(size):,}"
+        http, mcp, cli = surfaces["http_keyword"], surfaces["mcp_keyword"], surfaces["cli_keyword"]
+        found.append((f"bare FTS5 top-20 query, {count} observations (in process)",
+                      f"{http['bare_fts5_top20_p50_ms']} ms p50, {http['bare_fts5_top20_p90_ms']} ms p90", "", None))
+        # Judged on CPU time (the worker's, every thread; the bare query's thread): this machine is shared.
+        ratio_budget = budgets["http_ratio_to_bare_fts5"] if size == "10000" else None
+        plain = http.get("without_snippets")
+        found.append((f"keyword search over HTTP (kept-alive), {count} observations",
+                      f"CPU {http['cpu_p50_ms']} ms p50 = {http['cpu_ratio_to_bare_fts5']}× bare FTS5 (wall {http['p50_ms']} ms"
+                      f" = {http['ratio_to_bare_fts5']}×" + (f"; snippets=false: CPU {plain['cpu_ratio_to_bare_fts5']}×"
+                                                             if plain else "") + ")",
+                      f"≤ {ratio_budget}× bare" if ratio_budget else "",
+                      http["cpu_ratio_to_bare_fts5"] <= ratio_budget if ratio_budget else None))
+        original = budgets["original_http_p90_100k_ms"] if size == "100000" else None
+        found.append((f"keyword search over HTTP, {count} observations, p90",
+                      f"CPU {http['cpu_p90_ms']} ms p90 (wall {http['p90_ms']} ms)",
+                      f"≤ {original} ms (the original's)" if original else "",
+                      http["cpu_p90_ms"] <= original if original else None))
+        mcp_budget = budgets["mcp_ratio_to_bare_fts5"]
+        found.append((f"MCP search tool (keyword, stdio), {count} observations",
+                      f"CPU {mcp['cpu_p50_ms']} ms p50 = {mcp['cpu_ratio_to_bare_fts5']}× bare FTS5 (wall {mcp['p50_ms']} ms"
+                      f" = {mcp['ratio_to_bare_fts5']}×)",
+                      f"≤ {mcp_budget}× bare", mcp["cpu_ratio_to_bare_fts5"] <= mcp_budget))
+        found.append((f"`claude-mem search --mode keyword`, {count} observations",
+                      f"{cli['p50_ms']} ms wall p50 (bare python {cli['bare_python_p50_ms']} ms)",
+                      f"≤ {budgets['cli_keyword_ms']} ms", cli["p50_ms"] <= budgets["cli_keyword_ms"]))
     return found
 
 

@@ -20,7 +20,7 @@ from claude_mem.index.query import KINDS, MAX_LIMIT, MODES, ORDERS, SearchQuery
 from claude_mem.index.search import search as run_search
 from claude_mem.recall import freshness
 from claude_mem.recall.common import RecallError, display_map, resolve_project
-from claude_mem.recall.present import RECORD_FIELDS, freshness_line, supersession, when
+from claude_mem.recall.present import RECORD_FIELDS, freshness_line, supersession, total_text, when
 from claude_mem.store import Store
 from claude_mem.store import projects as store_projects
 
@@ -106,7 +106,8 @@ def search(query: str, project: str | None, types: str | None, since: str | None
     with opened() as conn:
         wanted = SearchQuery.build(query, mode=mode, project=resolve_project(conn, project), types=types,
                                    since=since, until=until, file=file, concept=concept, author=author,
-                                   kinds=kinds or ("observation",), limit=limit, offset=offset, order=order)
+                                   kinds=kinds or ("observation",), limit=limit, offset=offset, order=order,
+                                   snippets=as_json)  # the table shows none
         result = run_search(conn, wanted)
         freshness.on_hits(conn, result.items, wanted.order == "relevance")
         names = display_map(conn)
@@ -119,8 +120,8 @@ def search(query: str, project: str | None, types: str | None, since: str | None
         return
     out.print(items_table(result.items, names))
     shown_to = offset + len(result.items)
-    out.print(Text(f"{offset + 1}–{shown_to} of {result.total}"
-                   + (f"; next page: --offset {shown_to}" if shown_to < result.total else "")))
+    out.print(Text(f"{offset + 1}–{shown_to} of {total_text(result.total, result.total_capped)}"
+                   + (f"; next page: --offset {shown_to}" if shown_to < result.total or result.total_capped else "")))
 
 
 def render_record(item: dict[str, Any], names: dict[str, str]) -> None:

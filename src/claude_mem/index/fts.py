@@ -1,8 +1,10 @@
 """User text → a safe FTS5 MATCH expression. Stdlib only (used by the user-prompt hook).
 
 Multi-word input is an OR of its terms (BM25 ranks documents matching more and rarer terms
-first); `"quoted words"` stay a phrase; a trailing `*` makes a prefix. Every term is emitted as a
-double-quoted FTS5 string, so no input can reach the query syntax: no string raises.
+first), searched first as an AND of them (`all_terms_expression`: when rows holding every word fill
+the page, rows holding only some are never ranked); `"quoted words"` stay a phrase; a trailing `*`
+makes a prefix. Every term is emitted as a double-quoted FTS5 string, so no input can reach the
+query syntax: no string raises.
 """
 
 import re
@@ -70,7 +72,19 @@ def match_expression(query: str, drop_stopwords: bool = False) -> str:
     return " OR ".join(terms(query, drop_stopwords))
 
 
-def keyword_expression(query: str) -> str:
-    """What a search for `query` matches (DESIGN §6): its content words — stop-words and question
+def keyword_terms(query: str) -> list[str]:
+    """The terms a search for `query` matches (DESIGN §6): its content words — stop-words and question
     words dropped — or, when it has nothing else (`"who is it"`), all of its terms."""
-    return match_expression(query, drop_stopwords=True) or match_expression(query)
+    return terms(query, drop_stopwords=True) or terms(query)
+
+
+def keyword_expression(query: str) -> str:
+    """What a search for `query` matches: any of its `keyword_terms`, "" when it has none."""
+    return " OR ".join(keyword_terms(query))
+
+
+def all_terms_expression(query: str) -> str:
+    """Every one of `query`'s `keyword_terms` (an AND); "" unless it has more than one. Its matches
+    are a subset of `keyword_expression`'s, scored alike by BM25: the rows a search ranks first."""
+    found = keyword_terms(query)
+    return " AND ".join(found) if len(found) > 1 else ""

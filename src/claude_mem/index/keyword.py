@@ -1,8 +1,10 @@
 """Keyword search: FTS5 BM25 over observations, summaries and prompts (DESIGN §6).
 
-Multi-word text is an OR of its terms ranked by BM25; quoted phrases and `prefix*` work; every
-user string is escaped (see `fts`). The store ranks and filters each kind; this merges the kinds,
-pages the result and adds snippets for the page only.
+Multi-word text is an OR of its terms ranked by BM25, tried first as the AND of them (when rows
+holding every word fill the page, the rest are counted, not ranked); quoted phrases and `prefix*`
+work; every user string is escaped (see `fts`). The store ranks and filters each kind; this merges
+the kinds, pages the result and, when asked, highlights snippets for the page only (otherwise a hit's snippet is
+the start of its text).
 """
 
 from claude_mem.index import fts
@@ -11,11 +13,6 @@ from claude_mem.index.query import SearchQuery
 from claude_mem.store import Store
 from claude_mem.store import search as repository
 from claude_mem.store.search import Hit
-
-
-def _desc(stamp: str) -> tuple[int, ...]:
-    """Sort key putting later timestamps first."""
-    return tuple(-ord(char) for char in stamp or "")
 
 
 class KeywordIndex:
@@ -27,21 +24,28 @@ class KeywordIndex:
         expression = None if query.text is None else fts.keyword_expression(query.text)
         if query.text is not None and not expression:
             return SearchResult(items=[], total=0, match="")
+        narrow = fts.all_terms_expression(query.text or "") or None
         want, filters = query.offset + query.limit, query.filters
-        total = 0
+        total, capped, unfiltered = 0, False, None
         items: list[Hit] = []
+        first: set[tuple[str, int]] = set()  # rows holding every word: ranked before the rest
         if "observation" in query.kinds:
-            total, items = repository.observation_hits(conn, expression, filters, query.order, want)
+            found = repository.observation_hits(conn, expression, filters, query.order, want, narrow)
+            total, capped, items, unfiltered = found.total, found.capped, found.rows, found.unfiltered
+            first.update(("observation", row_id) for row_id in found.first)
         if expression and not filters.observations_only:
             for kind, hits in (("summary", repository.summary_hits), ("prompt", repository.prompt_hits)):
                 if kind in query.kinds:
-                    count, rows = hits(conn, expression, filters, query.order, want)
-                    total += count
-                    items.extend(rows)
-        if query.order == "relevance":
-            items.sort(key=lambda item: (item["score"], _desc(item["created_at"])))
+                    found = hits(conn, expression, filters, query.order, want, narrow)
+                    total, capped, unfiltered = total + found.total, capped or found.capped, None
+                    items.extend(found.rows)
+                    first.update((kind, row_id) for row_id in found.first)
+        if query.order == "relevance":  # every word before some, then best first, then newest (stable sorts)
+            items.sort(key=lambda item: item["created_at"] or "", reverse=True)
+            items.sort(key=lambda item: ((item["kind"], item["id"]) not in first, item["score"]))
         else:
             items.sort(key=lambda item: (item["created_at"], item["id"]), reverse=query.order == "newest")
         page = items[query.offset: query.offset + query.limit]
-        repository.add_snippets(conn, expression or "", page)
-        return SearchResult(items=page, total=total, match=expression or "")
+        if query.snippets:
+            repository.add_snippets(conn, expression or "", page, unfiltered)
+        return SearchResult(items=page, total=total, match=expression or "", total_capped=capped)

@@ -19,7 +19,7 @@ if embedder.unavailable() is None:
 
 def default_mode(conn: Store) -> str:
     """`hybrid` wherever vectors exist (and the model can embed a query), else `keyword`."""
-    if "hybrid" in INDEXES and vectors.progress(conn, embedder.MODEL)["embedded"]:
+    if "hybrid" in INDEXES and vectors.any_vector(conn, embedder.MODEL):
         return "hybrid"
     return "keyword"
 

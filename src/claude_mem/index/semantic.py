@@ -174,7 +174,7 @@ class HybridIndex:
         expression = fts.keyword_expression(query.text)
         keyword: dict[int, float] = {}
         if expression:
-            _total, hits = repository.observation_hits(conn, expression, query.filters, "relevance", CANDIDATES)
+            hits = repository.observation_hits(conn, expression, query.filters, "relevance", CANDIDATES).rows
             keyword = {int(hit["id"]): -float(hit["score"]) for hit in hits}  # bm25: lower is better
         cosines = _cosines(conn, query)
         semantic = dict(cosines.best(CANDIDATES))

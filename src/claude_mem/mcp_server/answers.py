@@ -17,7 +17,7 @@ from claude_mem.index.query import SearchQuery
 from claude_mem.index.search import search
 from claude_mem.recall import freshness
 from claude_mem.recall.common import RecallError, display_map, resolve_project
-from claude_mem.recall.present import record_lines, row_line, when
+from claude_mem.recall.present import record_lines, row_line, total_text, when
 from claude_mem.recall.records import fetch
 from claude_mem.recall.sanitize import clean
 from claude_mem.recall.timeline import timeline
@@ -63,9 +63,9 @@ def _ids_hint(items: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _nothing(conn: Store, key: str | None, where: str, query: str | None, total: int,
-             offset: int) -> str:
+             offset: int, capped: bool = False) -> str:
     if offset and total:
-        return f"No results at offset {offset}: {where} has {total} for this search."
+        return f"No results at offset {offset}: {where} has {total_text(total, capped)} for this search."
     stored = observation_count(conn, key)
     if key is not None and stored == 0:
         others = observation_count(conn)
@@ -95,15 +95,15 @@ def search_text(conn: Store, here: str, query: str | None, *, project: str | Non
     freshness.on_hits(conn, result.items, wanted.order == "relevance")
     items, total, where = result.items, result.total, _name(names, key)
     if not items:
-        return "\n".join(filter(None, (note, _nothing(conn, key, where, words, total, offset))))
+        return "\n".join(filter(None, (note, _nothing(conn, key, where, words, total, offset, result.total_capped))))
     shown_to = offset + len(items)
     what = f"\"{clean(words, 100)}\"" if words else "(no words: filters only)"
     ranking = _ORDER_WORDS[wanted.order]
     lines = [note] if note else []
-    lines.append(f"Search {what} in {where}: {offset + 1}-{shown_to} of {total}, {ranking}.")
+    lines.append(f"Search {what} in {where}: {offset + 1}-{shown_to} of {total_text(total, result.total_capped)}, {ranking}.")
     lines.extend(row_line(item, names.get(item["project"], item["project"]) if key is None else None)
                  for item in items)
-    if shown_to < total:
+    if shown_to < total or result.total_capped:
         lines.append(f"More: the same search with offset={shown_to}.")
     first = items[0]["id"] if items[0]["kind"] == "observation" else items[0]["ref"]
     lines.append(f"Full text: get_observations(ids={_ids_hint(items)}) (only the ones you need);"

@@ -31,6 +31,11 @@ def when(stamp: str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M") if moment else str(stamp or "")
 
 
+def total_text(total: int, capped: bool = False) -> str:
+    """A search's count of matches: `42`, or `1000+` when counting stopped there (`SearchResult.total_capped`)."""
+    return f"{total}+" if capped else str(total)
+
+
 def supersession(item: Mapping[str, Any]) -> str:
     """`superseded by #N` (and `supersedes #M`) for an observation a later fact replaced (issue 26); ""."""
     parts = []

@@ -48,6 +48,11 @@ def progress(conn: sqlite3.Connection, model: str) -> dict[str, int]:
     return {"embedded": embedded, "total": total}
 
 
+def any_vector(conn: sqlite3.Connection, model: str) -> bool:
+    """True when some row has a vector of `model` (stops at the first: no count of every row)."""
+    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM vectors WHERE model = ?)", (model,)).fetchone()[0])
+
+
 def generation(conn: sqlite3.Connection) -> int:
     """A number that changes whenever any vector is added or removed (migration m005)."""
     return int(conn.execute("SELECT generation FROM vector_generation WHERE id = 1").fetchone()[0])

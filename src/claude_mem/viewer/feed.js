@@ -8,7 +8,8 @@ import { filters, observationsOnly, projectName } from "./state.js";
 const PAGE = 20;
 const SOURCES = [["observation", "/api/observations"], ["summary", "/api/summaries"], ["prompt", "/api/prompts"]];
 
-const feed = { shown: new Set(), sources: [], generation: 0, searchOffset: 0, searchTotal: 0, loadedFor: null };
+const feed = { shown: new Set(), sources: [], generation: 0, searchOffset: 0, searchTotal: 0, searchCapped: false,
+  loadedFor: null };
 
 // Summaries and prompts have no observation type: a type or author filter shows observations only.
 function sources() {
@@ -65,8 +66,9 @@ async function loadSearch(generation) {
   if (generation !== feed.generation) return;
   feed.searchOffset += page.items.length;
   feed.searchTotal = page.total;
+  feed.searchCapped = Boolean(page.total_capped); // counting stopped there: at least that many match
   page.items.forEach((item) => addItem(item, false));
-  $("more").hidden = feed.searchOffset >= page.total || !page.items.length;
+  $("more").hidden = (feed.searchOffset >= page.total && !feed.searchCapped) || !page.items.length;
   finishLoad();
 }
 
@@ -81,7 +83,8 @@ function finishLoad() {
     : observationsOnly() ? `No ${filters.type || ""} observations${filters.author ? ` by ${filters.author}` : ""}`
       + ` stored${filters.project ? " for this project" : ""}.`
       : "Nothing stored for this project yet.";
-  $("feed-count").textContent = filters.q ? `${feed.searchTotal} match${feed.searchTotal === 1 ? "" : "es"}`
+  $("feed-count").textContent = filters.q
+    ? `${feed.searchTotal}${feed.searchCapped ? "+" : ""} match${feed.searchTotal === 1 && !feed.searchCapped ? "" : "es"}`
     : count ? `${count} shown` : "";
 }
 

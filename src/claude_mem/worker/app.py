@@ -71,6 +71,7 @@ def create_app(ctx: WorkerContext, services: list[Service] | None = None,
             yield
         finally:
             await stop_services(started)
+            ctx.readers.close()
 
     routes: list[BaseRoute] = [
         Route("/health", health, methods=["GET"]), *routes_settings.ROUTES, *routes_memory.ROUTES, *routes_forget.ROUTES,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -12,6 +13,59 @@ from claude_mem import __version__, paths, store
 from claude_mem.domain import utc_stamp
 from claude_mem.store import Store
 from claude_mem.worker.bus import EventBus
+
+# Idle read connections a worker keeps (requests beyond it open and close their own).
+READERS = 8
+
+
+class Readers:
+    """Read-only connections kept open between requests (issue 27): opening one and reading the
+    schema on its first query cost more than a keyword search. A connection is handed to one
+    thread at a time; one whose database file was replaced since it opened (a restore, a repair)
+    is closed rather than reused. Schema changes need nothing: SQLite re-prepares on its own.
+    """
+
+    def __init__(self, data_dir: str, keep: int = READERS) -> None:
+        self.data_dir, self.keep = data_dir, keep
+        self._idle: list[tuple[tuple[int, int], Store]] = []
+        self._lock = threading.Lock()
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            found = os.stat(paths.db_path(self.data_dir))
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
+
+    def borrow(self) -> tuple[tuple[int, int] | None, Store]:
+        """(the database file's identity, a read-only connection to it). With no database yet, a
+        connection that creates it (never kept)."""
+        identity = self._identity()
+        with self._lock:
+            while self._idle:
+                kept, conn = self._idle.pop()
+                if kept == identity:
+                    return identity, conn
+                conn.close()
+        try:
+            return identity, store.open(self.data_dir, readonly=True)
+        except store.NoDatabase:
+            return None, store.open(self.data_dir)
+
+    def give_back(self, identity: tuple[int, int] | None, conn: Store) -> None:
+        """Keep `conn` for the next request, or close it (the pool full, a transaction left open, the file gone)."""
+        if identity is not None and not conn.in_transaction and identity == self._identity():
+            with self._lock:
+                if len(self._idle) < self.keep:
+                    self._idle.append((identity, conn))
+                    return
+        conn.close()
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for _identity, conn in idle:
+            conn.close()
 
 
 @dataclass
@@ -41,6 +95,11 @@ class WorkerContext:
     shutdown: Callable[[], None] | None = None
     # Set when a restart was asked for: the port the worker that replaces this one binds.
     restart_port: int | None = None
+    # The read-only connections routes read through (`routes_common.reading`).
+    readers: Readers = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.readers = Readers(self.data_dir)
 
     @property
     def db_path(self) -> str:

@@ -15,11 +15,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from claude_mem import store
 from claude_mem.domain import MAX_ID, parse_time
 from claude_mem.index.query import MAX_LIMIT, SearchQuery
 from claude_mem.recall.common import RecallError, resolve_project
 from claude_mem.store import Store
+from claude_mem.store.search import project_is_stored
 from claude_mem.worker.context import WorkerContext
 
 T = TypeVar("T")
@@ -80,15 +80,18 @@ def times(query: dict[str, str]) -> tuple[str | None, str | None]:
 
 
 def search_query(query: dict[str, str], text: str | None, project: str | None, order: str | None) -> SearchQuery:
-    """The `SearchQuery` of a route's filter and paging parameters (`type` and `kind` comma-separated).
+    """The `SearchQuery` of a route's filter and paging parameters (`type` and `kind` comma-separated,
+    `snippets` true, the default, or false).
 
     `SearchQuery.build` checks every value; its `RecallError` becomes a 400 naming the bad one.
     """
     limit, offset = paging(query)
+    snippets = choice(query, "snippets", ("true", "false"), "true") == "true"
     return SearchQuery.build(
         text, mode=query.get("mode"), project=project, types=query.get("type"), since=query.get("since"),
         until=query.get("until"), file=query.get("file"), concept=query.get("concept"),
         author=query.get("author"), kinds=query.get("kind") or "observation", limit=limit, offset=offset, order=order,
+        snippets=snippets,
     )
 
 
@@ -99,9 +102,12 @@ def row_id(raw: str, what: str = "observation") -> int:
 
 
 def project(conn: Store, value: str | None) -> str | None:
-    """A project key from a key, display name or path; an absolute key with nothing stored yet is kept."""
+    """A project key from a key, display name or path; an absolute key with nothing stored yet is kept.
+    A key that rows are stored under is taken as it is (index lookups; no list of every project)."""
     if not value:
         return None
+    if project_is_stored(conn, value):
+        return value
     try:
         return resolve_project(conn, value)
     except RecallError:
@@ -140,18 +146,16 @@ def id_list(value: object, name: str = "ids") -> list[int]:
 
 
 async def reading(request: Request, work: Callable[[Store], T]) -> T:
-    """Run `work` on a read-only connection of its own, in a thread (the event loop stays free)."""
-    data_dir = ctx_of(request).data_dir
+    """Run `work` on a read-only connection (one of the worker's kept ones, no other thread's at the
+    same time), in a thread (the event loop stays free)."""
+    readers = ctx_of(request).readers
 
     def run() -> T:
-        try:
-            conn = store.open(data_dir, readonly=True)
-        except store.NoDatabase:
-            conn = store.open(data_dir)
+        identity, conn = readers.borrow()
         try:
             return work(conn)
         finally:
-            conn.close()
+            readers.give_back(identity, conn)
 
     return await run_in_threadpool(run)
 

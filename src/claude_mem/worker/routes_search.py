@@ -23,9 +23,11 @@ MAX_RELATED = 100
 
 
 async def search_route(request: Request) -> Response:
-    """`{items, total, match, limit, offset}`: BM25-ranked rows (`kind`, `ref`, title, snippet, …)."""
+    """`{items, total, total_capped, match, limit, offset}`: BM25-ranked rows (`kind`, `ref`, title, snippet, …);
+    `total` is exact unless `total_capped` (then at least that many match: see `SearchResult`); a keyword
+    hit's snippet highlights the matched words unless `snippets=false`."""
     query = common.params(request, ("q", "project", "type", "since", "until", "file", "concept", "author", "kind", "mode",
-                                    "order", *common.PAGING))
+                                    "order", "snippets", *common.PAGING))
     text = (query.get("q") or "").strip()
     if not text:
         raise HTTPException(400, "q is required: one or more words to search for")
