@@ -5,6 +5,7 @@ import sqlite3
 
 from claude_mem.domain import EVENT_STATUSES
 from claude_mem.store import caught_late, db
+from claude_mem.store.context import observation_total
 from claude_mem.store.queue import queue_counts
 
 
@@ -27,8 +28,8 @@ def observations_by_type(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def project_count(conn: sqlite3.Connection) -> int:
-    """Projects with at least one captured session."""
-    return int(conn.execute("SELECT COUNT(DISTINCT project) FROM sessions").fetchone()[0])
+    """Projects with at least one captured session (the catalog's counts, m015)."""
+    return int(conn.execute("SELECT COUNT(*) FROM projects WHERE sessions > 0").fetchone()[0])
 
 
 def empty_counts() -> dict[str, object]:
@@ -79,7 +80,7 @@ def privacy_report(data_dir: str) -> dict[str, object]:
 
 def status_counts(conn: sqlite3.Connection, project: str) -> tuple[int, int, int]:
     """(observations of `project`, events waiting or in progress, failed events): the status line."""
-    notes = conn.execute("SELECT COUNT(*) FROM observations WHERE project = ?", (project,)).fetchone()[0]
+    notes = observation_total(conn, project)
     counts = dict(conn.execute("SELECT status, COUNT(*) FROM pending_events"
                                " WHERE status IN ('pending', 'claimed', 'failed') GROUP BY status").fetchall())
     return notes, counts.get("pending", 0) + counts.get("claimed", 0), counts.get("failed", 0)
