@@ -11,7 +11,7 @@ import pytest
 
 from claude_mem.hooks import runner
 from claude_mem.store import context as store_context
-from claude_mem.store import db, migrations
+from claude_mem.store import db, migrations, vectors
 from claude_mem.store import projects as store_projects
 
 BIG_TABLES = ("observations", "sessions", "summaries", "prompts")
@@ -212,3 +212,27 @@ def test_the_user_prompt_hook_reads_through_indexes_only(big_store, monkeypatch)
     assert any("MATCH" in text for text in statements)  # the keyword search ran in the hook (no worker)
     with sqlite3.connect(db.db_path(data_dir)) as conn:
         assert full_scans(conn, statements) == []
+
+
+def test_only_observation_vectors_move_the_vector_generation(tmp_path):
+    """The worker keeps observation vectors in memory until the generation moves (m005): a prompt's vector
+    (one per prompt the hook stores) must not make the next prompt's search reload them all (m015)."""
+    conn = db.connect(str(tmp_path / "db.sqlite"))
+    session = add_rows(conn, "/a", "s1", 1)
+    prompt = conn.execute("INSERT INTO prompts (session_id, prompt_number, text) VALUES (?, 1, 'hello')",
+                          (session,)).lastrowid
+    observation = conn.execute("SELECT id FROM observations").fetchone()[0]
+
+    def generation() -> int:
+        return vectors.generation(conn)
+
+    start = generation()
+    vectors.save(conn, "model", [("prompt", prompt, b"\0" * 8)])
+    assert generation() == start
+    vectors.save(conn, "model", [("observation", observation, b"\0" * 8)])
+    assert generation() == start + 1
+    conn.execute("DELETE FROM vectors WHERE kind = 'prompt'")
+    assert generation() == start + 1
+    conn.execute("DELETE FROM observations")  # its vector goes with it
+    assert generation() == start + 2
+    conn.close()

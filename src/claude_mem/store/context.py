@@ -170,6 +170,11 @@ def indexed_observations(conn: sqlite3.Connection) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0])
 
 
+def has_vectors(conn: sqlite3.Connection, model: str) -> bool:
+    """Whether any row has a vector of `model` (search by meaning can answer), without counting them."""
+    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM vectors WHERE model = ?)", (model,)).fetchone()[0])
+
+
 def known_projects(conn: sqlite3.Connection) -> list[str]:
     """Every project key with something stored (a session, an observation or a summary), sorted: the
     catalog (m015), never the rows."""

@@ -574,6 +574,9 @@ def m015_project_counts(conn: sqlite3.Connection) -> None:
     projects or counting a project's notes reads this table, never the rows. A key keeps its row when
     its last row goes (counts 0), as before. Observations also get an index on when they were stored
     (`coalesce(processed_at, created_at)`), what a resumed session's context asks for.
+    The vector generation (m005) moves only with observation vectors, the ones a process keeps in memory:
+    the vector of each prompt (the worker embeds every prompt the hook stores) no longer makes the next
+    prompt's search reload every observation vector (~150 MB at 100k).
     A later table rebuild that copies these tables with INSERT must reset the counts after the copy."""
     run_script(
         conn,
@@ -593,6 +596,14 @@ def m015_project_counts(conn: sqlite3.Connection) -> None:
             observations = (SELECT COUNT(*) FROM observations WHERE project = projects.key),
             summaries = (SELECT COUNT(*) FROM summaries WHERE project = projects.key);
         CREATE INDEX observations_project_stored ON observations (project, coalesce(processed_at, created_at));
+        DROP TRIGGER vectors_generation_insert;
+        DROP TRIGGER vectors_generation_delete;
+        CREATE TRIGGER vectors_generation_insert AFTER INSERT ON vectors WHEN new.kind = 'observation' BEGIN
+            UPDATE vector_generation SET generation = generation + 1 WHERE id = 1;
+        END;
+        CREATE TRIGGER vectors_generation_delete AFTER DELETE ON vectors WHEN old.kind = 'observation' BEGIN
+            UPDATE vector_generation SET generation = generation + 1 WHERE id = 1;
+        END;
         """,
     )
     for table, first_seen in (("sessions", "started_at"), ("observations", "created_at"), ("summaries", "created_at")):
