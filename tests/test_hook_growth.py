@@ -236,3 +236,42 @@ def test_only_observation_vectors_move_the_vector_generation(tmp_path):
     conn.execute("DELETE FROM observations")  # its vector goes with it
     assert generation() == start + 2
     conn.close()
+
+
+# -- the prompt's keyword search ranks only rows that can reach the threshold ----------------------------------
+
+def test_keyword_memory_ranks_only_rows_that_can_match_and_finds_exactly_what_ranking_all_would(tmp_path):
+    """`essential_terms` (MaxScore) leaves out rows that cannot reach `MIN_WORDS`; on a store of skewed word
+    frequencies and 300 prompts, the result is always the one ranking every matching row gives, and most
+    prompts rank few rows or none."""
+    from claude_mem.index import fts
+    from claude_mem.recall import prompt_context
+
+    rng = random.Random(11)
+    vocabulary = [f"w{n}" for n in range(300)]
+    weights = [1 / (rank ** 1.1) for rank in range(1, 301)]
+    conn = db.connect(str(tmp_path / "db.sqlite"))
+    with db.transaction(conn):
+        session = conn.execute("INSERT INTO sessions (content_session_id, project) VALUES ('s', '/p')").lastrowid
+        for n in range(3000):
+            conn.execute("INSERT INTO observations (session_id, project, type, title, narrative, content_hash)"
+                         " VALUES (?, '/p', 'change', ?, ?, ?)",
+                         (session, " ".join(rng.choices(vocabulary, weights, k=rng.randint(3, 8))),
+                          " ".join(rng.choices(vocabulary, weights, k=rng.randint(10, 40))), f"h{n}"))
+    indexed = store_context.indexed_observations(conn)
+    unit = prompt_context.unique_word_weight(indexed)
+    pruned = skipped = found = 0
+    titles = [row[0] for row in conn.execute("SELECT title FROM observations")]
+    for n in range(300):  # words as frequent in prompts as in notes, rare ones as often as any, a note's title
+        prompt = " ".join(rng.choices(vocabulary, weights if n % 3 else None, k=rng.randint(1, 9)))
+        prompt = f"{rng.choice(titles)} {prompt[:12]}" if n % 3 == 2 else prompt
+        rows = store_context.prompt_matches(conn, "/p", fts.keyword_expression(prompt), 3)
+        expected = [row[0] for row in rows if -row[5] / unit >= prompt_context.MIN_WORDS]
+        assert [hit["id"] for hit in prompt_context.keyword_matches(conn, "/p", prompt, set(), 3)] == expected, prompt
+        terms = fts.terms(prompt, drop_stopwords=True)
+        essential = prompt_context.essential_terms(conn, terms, indexed)
+        skipped += not essential
+        pruned += 0 < len(essential) < len(terms)
+        found += bool(expected)
+    assert skipped > 50 and pruned > 50 and found >= 5, (skipped, pruned, found)  # every case was met
+    conn.close()

@@ -148,17 +148,26 @@ def shown_ids(conn: sqlite3.Connection, content_session_id: str) -> set[int]:
         (content_session_id,))}
 
 
-def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limit: int) -> list[tuple[Any, ...]]:
+def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limit: int,
+                   candidates: str | None = None) -> list[tuple[Any, ...]]:
     """(id, created_at, type, title, subtitle, bm25) of the project's observations matching an FTS5
-    expression, best first (BM25 with the title and subtitle weighted up; lower is better)."""
+    expression, best first (BM25 with the title and subtitle weighted up; lower is better); with
+    `candidates` (another expression), only the rows that match it too are ranked."""
+    among = " AND +observations_fts.rowid IN (SELECT rowid FROM observations_fts WHERE observations_fts MATCH ?)"
     return conn.execute(
         f"SELECT o.id, o.created_at, o.type, o.title, o.subtitle, bm25(observations_fts, {OBSERVATION_WEIGHTS})"
         " FROM observations_fts"
         " JOIN observations o ON o.id = observations_fts.rowid"
-        " WHERE observations_fts MATCH ? AND o.project = ? AND o.superseded_by IS NULL"
+        f" WHERE observations_fts MATCH ?{among if candidates else ''} AND o.project = ? AND o.superseded_by IS NULL"
         f" ORDER BY bm25(observations_fts, {OBSERVATION_WEIGHTS}) LIMIT ?",
-        (expression, project, limit),
+        (expression, *((candidates,) if candidates else ()), project, limit),
     ).fetchall()
+
+
+def term_rows(conn: sqlite3.Connection, term: str) -> int:
+    """How many observations (all projects) hold an FTS5 term: what its BM25 idf counts."""
+    return int(conn.execute("SELECT COUNT(*) FROM observations_fts WHERE observations_fts MATCH ?", (term,))
+               .fetchone()[0])
 
 
 def indexed_observations(conn: sqlite3.Connection) -> int:
