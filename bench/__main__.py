@@ -139,6 +139,10 @@ def recall_rows(recall: dict | None) -> list[tuple[str, str, str, bool | None]]:
                           f"{figures['p50_ms']} ms = {figures['ratio_to_bare']}× bare python"
                           f" (CPU {figures['cpu_ms']} ms = {figures['cpu_ratio_to_bare']}×)",
                           f"≤ {budget}× bare" if budget else "", figures["ratio_to_bare"] <= budget if budget else None))
+        route = prompt.get("related_route")
+        if isinstance(route, dict) and "p50_ms" in route:
+            found.append((f"worker's answer to it (POST /api/related), {int(size):,} observations",
+                          f"{route['p50_ms']} ms p50, {route['p95_ms']} ms p95", "", None))
     for size, figures in recall["search"].items():
         found.append((f"search, {int(size):,} observations (in process)",
                       f"{figures['p50_ms']} ms p50 = {figures['ratio_to_bare_fts5']}× bare FTS5",

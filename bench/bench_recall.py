@@ -237,9 +237,30 @@ def bench_prompt_hook(data_dir: str, project: str, runs: int, with_worker: bool)
     subprocess.run([sys.executable, "-m", "claude_mem", "worker", "start"], env=env, capture_output=True, timeout=120)
     try:
         report["worker_hybrid"] = measure("worker", {})
+        report["related_route"] = related_route(data_dir, project, runs)
     finally:
         subprocess.run([sys.executable, "-m", "claude_mem", "worker", "stop"], env=env, capture_output=True, timeout=120)
     return report
+
+
+def related_route(data_dir: str, project: str, runs: int) -> dict:
+    """The worker's answer alone (`POST /api/related`, what the hook waits for), new prompts with nothing
+    relevant, none stored (so the worker has no new row to embed meanwhile): p50 and p95 ms."""
+    from claude_mem.runtime import discovery
+
+    port = (discovery.read_info(data_dir) or {}).get("port")
+    times, items = [], 0
+    for n in range(runs + 2):
+        body = {"prompt": prompt_text(10_000 + n), "project": project, "session": "", "limit": 3}
+        start = time.perf_counter()
+        answer = discovery.request_json(port, "POST", "/api/related", body, 30) if port else None
+        if n >= 2 and answer is not None:
+            times.append((time.perf_counter() - start) * 1000)
+            items += len(answer.get("items") or [])
+    if not times:
+        return {"error": "no worker answered"}
+    return {"p50_ms": round(statistics.median(times), 2), "p95_ms": round(percentile(times, 0.95), 2),
+            "answers": len(times), "items": items}
 
 
 def bench_statusline(data_dir: str, project: str, runs: int) -> dict:
