@@ -236,11 +236,30 @@ def bench_prompt_hook(data_dir: str, project: str, runs: int, with_worker: bool)
         return report
     subprocess.run([sys.executable, "-m", "claude_mem", "worker", "start"], env=env, capture_output=True, timeout=120)
     try:
+        report["worker_settled_s"] = settle_worker(data_dir, project)
         report["worker_hybrid"] = measure("worker", {})
         report["related_route"] = related_route(data_dir, project, runs)
     finally:
         subprocess.run([sys.executable, "-m", "claude_mem", "worker", "stop"], env=env, capture_output=True, timeout=120)
     return report
+
+
+def settle_worker(data_dir: str, project: str, limit_s: float = 300) -> float:
+    """Wait until a just-started worker runs as it does for hours: every row embedded (the prompts the
+    runs before stored), its vectors and model loaded (one answer). Returns the seconds it took."""
+    from claude_mem.runtime import discovery
+
+    started = time.perf_counter()
+    while time.perf_counter() - started < limit_s:
+        info = discovery.read_info(data_dir) or {}
+        health = discovery.request_json(info["port"], "GET", "/health", None, 30) if info.get("port") else None
+        progress = (health or {}).get("vectors") or {}
+        if progress.get("total") and progress.get("embedded") == progress.get("total"):
+            body = {"prompt": "warm up", "project": project, "session": "", "limit": 3}
+            discovery.request_json(info["port"], "POST", "/api/related", body, 60)
+            break
+        time.sleep(0.5)
+    return round(time.perf_counter() - started, 1)
 
 
 def related_route(data_dir: str, project: str, runs: int) -> dict:
