@@ -153,7 +153,8 @@ def test_the_migration_dates_existing_results_by_their_events(data_dir):
                  " VALUES (?, 'p', ?, 'r', '2026-11-25T08:00:01.000Z')", (sid, event))
     conn.commit()
     # as a database made before m013 holds them: undo the migration's columns, then apply it again
-    conn.executescript("ALTER TABLE observations DROP COLUMN processed_at; ALTER TABLE summaries DROP COLUMN"
+    conn.executescript("DROP INDEX observations_project_stored;"  # m015's index of processed_at
+                       " ALTER TABLE observations DROP COLUMN processed_at; ALTER TABLE summaries DROP COLUMN"
                        " processed_at; DELETE FROM schema_migrations WHERE name = 'm013_processed_at';")
     migrations.m013_processed_at(conn)
     assert conn.execute("SELECT created_at, processed_at FROM observations ORDER BY id").fetchall() == [

@@ -33,7 +33,7 @@ EXPECTED_TABLES = {
     "vectors": ["kind", "row_id", "model", "vector"],
     "shown": ["session_id", "observation_id"],
     "vector_generation": ["id", "generation"],
-    "projects": ["key", "remote", "first_seen"],
+    "projects": ["key", "remote", "first_seen", "sessions", "observations", "summaries"],  # m015: counts
     "project_aliases": ["alias", "project", "created_at"],
     "team_tombstones": ["uid", "kind", "project", "deleted_at"],
     "team_state": ["key", "value"],
@@ -50,12 +50,13 @@ EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "pro
     f"{t}_uid_insert" for t in ("sessions", "prompts", "observations", "summaries")} | {
     f"{t}_team_tombstone" for t in ("sessions", "prompts", "observations", "summaries")} | {"sessions_team_changed"} | {
     f"{t}_change_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "update", "delete")} | {
-    "sessions_change_delete", "changes_bounded", "observations_change_supersede"}
+    "sessions_change_delete", "changes_bounded", "observations_change_supersede"} | {
+    f"{t}_project_{op}" for t in ("sessions", "observations", "summaries") for op in ("insert", "delete", "move")}
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
     "summaries_project", "shown_observation", "sessions_uid", "prompts_uid", "observations_uid", "summaries_uid",
     "projects_remote", "sessions_unpushed", "observations_unpushed", "summaries_unpushed", "prompts_unpushed",
-    "observations_superseded_by",
+    "observations_superseded_by", "observations_project_stored",
 }
 
 

@@ -143,7 +143,7 @@ SETTINGS: dict[str, Setting] = {
                               " has already been shown; nothing when none matches well)."),
     "prompt_context_results": _int(3, "Most memories added to one prompt.", 100),
     "prompt_context_tokens": _int(300, "Token budget of the memories added to a prompt.", 100_000, minimum=0),
-    "prompt_context_timeout_ms": _int(300, "Longest wait for the worker's search by meaning before the prompt hook"
+    "prompt_context_timeout_ms": _int(100, "Longest wait for the worker's search by meaning before the prompt hook"
                                       " searches by keyword itself.", 10_000, minimum=0),
     # team memory (DESIGN §12): nothing leaves this machine unless team_database_url and team_projects say so
     "team_database_url": Setting("", "str", "PostgreSQL server of team memory, e.g. postgresql://user:password@host/db"

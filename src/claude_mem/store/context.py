@@ -22,34 +22,63 @@ if False:  # for the type checker only: `typing` stays off the hook path
 OBSERVATION_WEIGHTS = "1.0, 1.0, 1.0, 1.0, 2.0"
 
 
-def _since(since: str | None) -> tuple[str, tuple[str, ...]]:
-    # Stored after `since`: when processed (an import or a backlog is dated by its events, earlier).
-    return (" AND coalesce(processed_at, created_at) > ?", (since,)) if since else ("", ())
+def _since(since: str | None) -> tuple[str, str, tuple[str, ...]]:
+    """(index to read observations through, condition, its arguments) for rows stored after `since`: when
+    processed (an import or a backlog is dated by its events, earlier), through m015's index of that;
+    without `since`, every row of the project through its index by event time (newest first, no sort)."""
+    if since:
+        return "observations_project_stored", " AND coalesce(processed_at, created_at) > ?", (since,)
+    return "observations_project", "", ()
+
+
+def _observations(conn: sqlite3.Connection, sql: str, index: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """`sql` (reading `observations{indexed}`) run through `index`: the planner, without statistics for a new
+    index, may pick one that needs a sort of every row of the project; a database opened read-only from
+    before m015 lacks it, and is read the way it was then."""
+    try:
+        return conn.execute(sql.format(indexed=f" INDEXED BY {index}"), args).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such index" not in str(exc):
+            raise
+        return conn.execute(sql.format(indexed=""), args).fetchall()
 
 
 def observation_total(conn: sqlite3.Connection, project: str, since: str | None = None) -> int:
-    """Observations of `project` (stored after `since`, when given)."""
-    where, args = _since(since)
-    return int(conn.execute(f"SELECT COUNT(*) FROM observations WHERE project = ?{where}", (project, *args))
-               .fetchone()[0])
+    """Observations of `project` (stored after `since`, when given): the project's count in the catalog
+    (m015), or an index range of what was stored since."""
+    if since is None:
+        try:
+            row = conn.execute("SELECT observations FROM projects WHERE key = ?", (project,)).fetchone()
+            return int(row[0]) if row else 0
+        except sqlite3.OperationalError:  # a read-only open of a database from before m015
+            pass
+    index, where, args = _since(since)
+    return int(_observations(conn, f"SELECT COUNT(*) FROM observations{{indexed}} WHERE project = ?{where}", index,
+                             (project, *args))[0][0])
 
 
 def index_rows(conn: sqlite3.Connection, project: str, since: str | None, limit: int) -> list[tuple[Any, ...]]:
     """The newest current (not superseded) observations, newest first: (id, created_at, type, title,
     characters of their full text, author: None for this machine's own, a teammate's name for team memory)."""
-    where, args = _since(since)
-    return conn.execute(
+    index, where, args = _since(since)
+    return _observations(
+        conn,
         "SELECT id, created_at, type, title, length(narrative) + length(facts) + length(title)"
-        f" + coalesce(length(subtitle), 0), author FROM observations WHERE project = ?{where}"
+        f" + coalesce(length(subtitle), 0), author FROM observations{{indexed}} WHERE project = ?{where}"
         " AND superseded_by IS NULL"  # a later fact replaced it (issue 26)
         " ORDER BY created_at DESC, id DESC LIMIT ?",
-        (project, *args, limit),
-    ).fetchall()
+        index, (project, *args, limit),
+    )
+
+
+def _summaries_since(since: str | None) -> tuple[str, tuple[str, ...]]:
+    # as `_since`; a project has a summary per session, far fewer than observations
+    return (" AND coalesce(processed_at, created_at) > ?", (since,)) if since else ("", ())
 
 
 def latest_summary(conn: sqlite3.Connection, project: str, since: str | None = None) -> tuple[Any, ...] | None:
     """(created_at, request, learned, completed, next_steps) of the project's newest summary."""
-    where, args = _since(since)
+    where, args = _summaries_since(since)
     row: tuple[Any, ...] | None = conn.execute(
         "SELECT created_at, request, learned, completed, next_steps FROM summaries"
         f" WHERE project = ?{where} ORDER BY created_at DESC, id DESC LIMIT 1",
@@ -59,10 +88,11 @@ def latest_summary(conn: sqlite3.Connection, project: str, since: str | None = N
 
 
 def failed_event_count(conn: sqlite3.Connection, project: str) -> int:
-    """Captured events of the project's sessions that the observer gave up on."""
+    """Captured events of the project's sessions that the observer gave up on (the failed events first:
+    usually none, while a project's sessions grow with the store)."""
     return int(conn.execute(
-        "SELECT COUNT(*) FROM pending_events WHERE status = 'failed'"
-        " AND session_id IN (SELECT id FROM sessions WHERE project = ?)",
+        "SELECT COUNT(*) FROM pending_events e CROSS JOIN sessions s ON s.id = e.session_id"
+        " WHERE e.status = 'failed' AND s.project = ?",
         (project,),
     ).fetchone()[0])
 
@@ -118,27 +148,49 @@ def shown_ids(conn: sqlite3.Connection, content_session_id: str) -> set[int]:
         (content_session_id,))}
 
 
-def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limit: int) -> list[tuple[Any, ...]]:
+def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limit: int,
+                   candidates: str | None = None) -> list[tuple[Any, ...]]:
     """(id, created_at, type, title, subtitle, bm25) of the project's observations matching an FTS5
-    expression, best first (BM25 with the title and subtitle weighted up; lower is better)."""
+    expression, best first (BM25 with the title and subtitle weighted up; lower is better); with
+    `candidates` (another expression), only the rows that match it too are ranked."""
+    among = " AND +observations_fts.rowid IN (SELECT rowid FROM observations_fts WHERE observations_fts MATCH ?)"
     return conn.execute(
         f"SELECT o.id, o.created_at, o.type, o.title, o.subtitle, bm25(observations_fts, {OBSERVATION_WEIGHTS})"
         " FROM observations_fts"
         " JOIN observations o ON o.id = observations_fts.rowid"
-        " WHERE observations_fts MATCH ? AND o.project = ? AND o.superseded_by IS NULL"
+        f" WHERE observations_fts MATCH ?{among if candidates else ''} AND o.project = ? AND o.superseded_by IS NULL"
         f" ORDER BY bm25(observations_fts, {OBSERVATION_WEIGHTS}) LIMIT ?",
-        (expression, project, limit),
+        (expression, *((candidates,) if candidates else ()), project, limit),
     ).fetchall()
 
 
+def term_rows(conn: sqlite3.Connection, term: str) -> int:
+    """How many observations (all projects) hold an FTS5 term: what its BM25 idf counts."""
+    return int(conn.execute("SELECT COUNT(*) FROM observations_fts WHERE observations_fts MATCH ?", (term,))
+               .fetchone()[0])
+
+
 def indexed_observations(conn: sqlite3.Connection) -> int:
-    """How many observations the search index holds (all projects: BM25's idf counts them all)."""
-    return int(conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0])
+    """How many observations the search index holds (all projects: BM25's idf counts them all), from the
+    catalog's counts (m015)."""
+    try:
+        return int(conn.execute("SELECT coalesce(SUM(observations), 0) FROM projects").fetchone()[0])
+    except sqlite3.OperationalError:  # a read-only open of a database from before m015
+        return int(conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0])
+
+
+def has_vectors(conn: sqlite3.Connection, model: str) -> bool:
+    """Whether any row has a vector of `model` (search by meaning can answer), without counting them."""
+    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM vectors WHERE model = ?)", (model,)).fetchone()[0])
 
 
 def known_projects(conn: sqlite3.Connection) -> list[str]:
-    """Every project key with something stored (a session, an observation or a summary), sorted."""
-    return [row[0] for row in conn.execute(
-        "SELECT project FROM sessions UNION SELECT project FROM observations UNION SELECT project FROM summaries"
-        " ORDER BY 1"
-    )]
+    """Every project key with something stored (a session, an observation or a summary), sorted: the
+    catalog (m015), never the rows."""
+    try:
+        return [row[0] for row in conn.execute(
+            "SELECT key FROM projects WHERE sessions > 0 OR observations > 0 OR summaries > 0 ORDER BY key")]
+    except sqlite3.OperationalError:  # a read-only open of a database from before m015
+        return [row[0] for row in conn.execute(
+            "SELECT project FROM sessions UNION SELECT project FROM observations UNION SELECT project FROM summaries"
+            " ORDER BY 1")]

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from claude_mem.store import fingerprints, results, rows
+from claude_mem.store.context import indexed_observations, observation_total
 from claude_mem.store.rows import ObservationRow, SummaryRow
 from claude_mem.store.transaction import transaction
 
@@ -65,10 +66,8 @@ def store_is_empty(conn: sqlite3.Connection) -> bool:
 
 
 def observation_count(conn: sqlite3.Connection, project: str | None = None) -> int:
-    """Observations of `project`, or of every project when it is None."""
-    return int(conn.execute(
-        "SELECT COUNT(*) FROM observations WHERE ? IS NULL OR project = ?", (project, project)
-    ).fetchone()[0])
+    """Observations of `project`, or of every project when it is None (the catalog's counts, m015)."""
+    return indexed_observations(conn) if project is None else observation_total(conn, project)
 
 
 # -- records by id --------------------------------------------------------------------------------------

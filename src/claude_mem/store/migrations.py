@@ -567,9 +567,60 @@ def m014_supersession(conn: sqlite3.Connection) -> None:
     )
 
 
+def m015_project_counts(conn: sqlite3.Connection) -> None:
+    """The projects table becomes the catalog (issue 27): every project key that has a session, an
+    observation or a summary is a project, with how many of each it holds, kept by triggers on every
+    write path (hooks, observer, `remember`, import, team replication, merge, forget), so listing the
+    projects or counting a project's notes reads this table, never the rows. A key keeps its row when
+    its last row goes (counts 0), as before. Observations also get an index on when they were stored
+    (`coalesce(processed_at, created_at)`), what a resumed session's context asks for.
+    The vector generation (m005) moves only with observation vectors, the ones a process keeps in memory:
+    the vector of each prompt (the worker embeds every prompt the hook stores) no longer makes the next
+    prompt's search reload every observation vector (~150 MB at 100k).
+    A later table rebuild that copies these tables with INSERT must reset the counts after the copy."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE projects ADD COLUMN sessions INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE projects ADD COLUMN observations INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE projects ADD COLUMN summaries INTEGER NOT NULL DEFAULT 0;
+        INSERT INTO projects (key, first_seen)
+            SELECT project, MIN(at) FROM (
+                SELECT project, started_at AS at FROM sessions
+                UNION ALL SELECT project, created_at FROM observations
+                UNION ALL SELECT project, created_at FROM summaries
+            ) WHERE true GROUP BY project
+            ON CONFLICT (key) DO NOTHING;
+        UPDATE projects SET
+            sessions = (SELECT COUNT(*) FROM sessions WHERE project = projects.key),
+            observations = (SELECT COUNT(*) FROM observations WHERE project = projects.key),
+            summaries = (SELECT COUNT(*) FROM summaries WHERE project = projects.key);
+        CREATE INDEX observations_project_stored ON observations (project, coalesce(processed_at, created_at));
+        DROP TRIGGER vectors_generation_insert;
+        DROP TRIGGER vectors_generation_delete;
+        CREATE TRIGGER vectors_generation_insert AFTER INSERT ON vectors WHEN new.kind = 'observation' BEGIN
+            UPDATE vector_generation SET generation = generation + 1 WHERE id = 1;
+        END;
+        CREATE TRIGGER vectors_generation_delete AFTER DELETE ON vectors WHEN old.kind = 'observation' BEGIN
+            UPDATE vector_generation SET generation = generation + 1 WHERE id = 1;
+        END;
+        """,
+    )
+    for table, first_seen in (("sessions", "started_at"), ("observations", "created_at"), ("summaries", "created_at")):
+        add = (f"INSERT INTO projects (key, first_seen, {table}) VALUES (new.project, new.{first_seen}, 1)"
+               f" ON CONFLICT (key) DO UPDATE SET {table} = {table} + 1;")
+        remove = f"UPDATE projects SET {table} = {table} - 1 WHERE key = old.project;"
+        run_script(conn, f"""
+            CREATE TRIGGER {table}_project_insert AFTER INSERT ON {table} BEGIN {add} END;
+            CREATE TRIGGER {table}_project_delete AFTER DELETE ON {table} BEGIN {remove} END;
+            CREATE TRIGGER {table}_project_move AFTER UPDATE OF project ON {table}
+                WHEN old.project IS NOT new.project BEGIN {remove} {add} END;
+        """)
+
+
 MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects,
               m008_team, m009_caught_late, m010_changes, m011_observation_files, m012_ids, m013_processed_at,
-              m014_supersession]
+              m014_supersession, m015_project_counts]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -17,14 +17,13 @@ if False:  # for the type checker only: `typing` stays off the hook path
     from typing import Any
 
 
-# Best match first: an alias of this path, this path as a known project (or one with sessions, or
-# notes, from before it was recorded), an alias of the remote, the first-seen project with this remote.
+# Best match first: an alias of this path, this path as a known project (every key with rows is one:
+# m015), an alias of the remote, the first-seen project with this remote. (Rank 2, a key with rows but
+# no project record, is gone with m015.)
 _LOOKUP = """
 SELECT project, rank, remote FROM (
     SELECT project, 0 AS rank, NULL AS remote FROM project_aliases WHERE alias = :root
     UNION ALL SELECT key, 1, remote FROM projects WHERE key = :root
-    UNION ALL SELECT project, 2, NULL FROM (SELECT project FROM sessions WHERE project = :root LIMIT 1)
-    UNION ALL SELECT project, 2, NULL FROM (SELECT project FROM observations WHERE project = :root LIMIT 1)
     UNION ALL SELECT project, 3, NULL FROM project_aliases WHERE alias = :remote
     UNION ALL SELECT key, 4, NULL FROM (SELECT key FROM projects WHERE remote = :remote ORDER BY first_seen, key LIMIT 1)
 ) ORDER BY rank LIMIT 1
@@ -32,7 +31,7 @@ SELECT project, rank, remote FROM (
 
 
 def lookup(conn: sqlite3.Connection, root: str, remote: str | None) -> tuple[str, int, str | None] | None:
-    """(project key, how it matched (0-4, see `_LOOKUP`), its recorded remote) or None when unknown."""
+    """(project key, how it matched (0, 1, 3 or 4, see `_LOOKUP`), its recorded remote) or None when unknown."""
     row = conn.execute(_LOOKUP, {"root": root, "remote": remote}).fetchone()
     return (str(row[0]), int(row[1]), row[2]) if row else None
 
@@ -74,9 +73,6 @@ def register(conn: sqlite3.Connection, root: str, remote: str | None, at: str) -
     key, rank, known_remote = found
     if rank == 1 and remote and known_remote is None:
         conn.execute("UPDATE projects SET remote = ? WHERE key = ? AND remote IS NULL", (remote, key))
-    elif rank == 2:
-        conn.execute("INSERT INTO projects (key, remote, first_seen) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                     (key, remote, at))
     elif rank in (3, 4) and key != root:
         conn.execute("INSERT INTO project_aliases (alias, project, created_at) VALUES (?, ?, ?)"
                      " ON CONFLICT (alias) DO NOTHING", (root, key, at))
@@ -103,18 +99,12 @@ def _register_now(conn: sqlite3.Connection, root: str, remote: str | None) -> st
         return register(conn, root, remote, str(at))
 
 
+# The catalog (m015) with its counts; the latest activity through the per-project indexes.
 _LISTING = """
-WITH keys (key) AS (
-    SELECT key FROM projects UNION SELECT project FROM sessions
-    UNION SELECT project FROM observations UNION SELECT project FROM summaries
-)
-SELECT keys.key, p.remote, p.first_seen,
-    (SELECT COUNT(*) FROM sessions WHERE project = keys.key),
-    (SELECT COUNT(*) FROM observations WHERE project = keys.key),
-    (SELECT COUNT(*) FROM summaries WHERE project = keys.key),
-    max(coalesce((SELECT MAX(last_activity_at) FROM sessions WHERE project = keys.key), ''),
-        coalesce((SELECT MAX(created_at) FROM observations WHERE project = keys.key), ''))
-FROM keys LEFT JOIN projects p ON p.key = keys.key ORDER BY keys.key
+SELECT p.key, p.remote, p.first_seen, p.sessions, p.observations, p.summaries,
+    max(coalesce((SELECT MAX(last_activity_at) FROM sessions WHERE project = p.key), ''),
+        coalesce((SELECT MAX(created_at) FROM observations WHERE project = p.key), ''))
+FROM projects p ORDER BY p.key
 """
 
 

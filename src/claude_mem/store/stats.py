@@ -27,8 +27,8 @@ def observations_by_type(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def project_count(conn: sqlite3.Connection) -> int:
-    """Projects with at least one captured session."""
-    return int(conn.execute("SELECT COUNT(DISTINCT project) FROM sessions").fetchone()[0])
+    """Projects with at least one captured session (the catalog's counts, m015)."""
+    return int(conn.execute("SELECT COUNT(*) FROM projects WHERE sessions > 0").fetchone()[0])
 
 
 def empty_counts() -> dict[str, object]:

@@ -54,7 +54,7 @@ def any_vector(conn: sqlite3.Connection, model: str) -> bool:
 
 
 def generation(conn: sqlite3.Connection) -> int:
-    """A number that changes whenever any vector is added or removed (migration m005)."""
+    """A number that changes whenever an observation vector is added or removed (migrations m005, m015)."""
     return int(conn.execute("SELECT generation FROM vector_generation WHERE id = 1").fetchone()[0])
 
 
