@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -87,3 +88,49 @@ def test_the_line_loads_only_what_it_reads(workspace):
     heavy = [name for name in loaded if name.startswith(("claude_mem.recall", "claude_mem.observer"))
              or name in ("logging", "dataclasses", "typing", "claude_mem.store.stats", "claude_mem.store.caught_late")]
     assert heavy == []
+
+
+def imported(stdin: bytes) -> tuple[str, list[str]]:
+    """The line, and every module the status line imported to print it."""
+    done = subprocess.run([*LAUNCHER[:1], "-X", "importtime", *LAUNCHER[1:]], capture_output=True, timeout=60,
+                          input=stdin, env={**os.environ})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode().strip(), [row.rpartition("|")[2].strip() for row in done.stderr.decode().splitlines()
+                                          if "|" in row]
+
+
+def test_an_unchanged_database_is_not_read_again(workspace, data_dir):
+    """Between two writes every run would count the same: the second run takes the counts from the cache,
+    without loading sqlite3 at all; another directory has its own entry."""
+    stdin = json.dumps({"cwd": workspace}).encode()
+    status(stdin)  # a read-only open makes the WAL file a writer would have made
+    time.sleep(0.1)  # the database settles (counts read in the clock tick of a write are never kept)
+    first, loaded = imported(stdin)
+    assert first.startswith("memory: 12 notes") and "_sqlite3" in loaded
+    again, loaded = imported(stdin)
+    assert again == first and "_sqlite3" not in loaded and "claude_mem.store" not in loaded
+    elsewhere, loaded = imported(json.dumps({"cwd": "/"}).encode())
+    assert elsewhere.startswith("memory: 0 notes") and "_sqlite3" in loaded
+    line, loaded = imported(stdin)  # still cached beside the other directory's entry
+    assert line == first and "_sqlite3" not in loaded
+
+
+def test_every_write_is_seen_at_the_next_run(workspace, data_dir):
+    """The cache never hides a change: a note added right after a run (same clock tick or not) is counted
+    by the next one, twenty times in a row; a damaged cache file is just recounted."""
+    stdin = json.dumps({"cwd": workspace}).encode()
+    key = db.connect(db.db_path(str(data_dir)))
+    project = key.execute("SELECT project FROM observations ORDER BY id LIMIT 1").fetchone()[0]
+    key.close()
+    for n in range(20):
+        assert status(stdin).startswith(f"memory: {12 + n} notes")
+        conn = db.connect(db.db_path(str(data_dir)))
+        add_observation(conn, project, f"Written right after run {n}")
+        conn.close()
+        if n % 5 == 4:
+            time.sleep(0.1)  # and sometimes after the database settled, so that a cached entry exists
+    cache = os.path.join(str(data_dir), "cache", "statusline.json")
+    assert os.path.exists(cache) and os.stat(cache).st_mode & 0o777 == 0o600
+    with open(cache, "w", encoding="utf-8") as handle:
+        handle.write('{"' + workspace + '\\u0000": {"signature": "x", "counts": [1, 2]}, "[')
+    assert status(stdin).startswith("memory: 32 notes")

@@ -9,24 +9,34 @@ the memory holds for this project, what waits in the queue, what failed, and the
 It never fails and never waits: unreadable input means the current directory, a busy or missing
 database means "memory: starting", and the exit code is always 0.
 
-It runs as often as Claude Code redraws, so it loads only the store's connection, project identity
-and worker discovery, reads through indexes only (`store.status_line`), and imports the observer's
-naming (`recall.context`) and the settings only when a running worker did not name its observer.
+It runs as often as Claude Code redraws, and between two writes to the database every run would print
+the same counts: so the counts are kept in `cache/statusline.json`, keyed by the session's directory
+and by the identity, size and modification time of the database and its WAL (every write changes
+one of them), and a run whose files have not changed since reads nothing else — it does not even
+load `sqlite3`. The racy case (a write in the same clock tick as the counting, which could leave the
+file's time unchanged; git's index has the same one) is never cached. Otherwise it loads only the
+store's connection, project identity and worker discovery, reads through indexes only
+(`store.status_line`), and imports the observer's naming (`recall.context`) and the settings only
+when a running worker did not name its observer.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 
-from claude_mem import settings, store
+from claude_mem import paths, settings
 from claude_mem.fastpath import jsontext
 from claude_mem.runtime import discovery
-from claude_mem.store import projects as store_projects
-from claude_mem.store import status_line
 
 BUSY_MS = 20
 MAX_INPUT = 1_000_000
+CACHE_FILENAME = "statusline.json"
+CACHE_ENTRIES = 16  # directories remembered (sessions in several checkouts)
+# A file whose modification time is this close to when its counts were read may be written again
+# without its time changing (file times advance in clock ticks of a few ms): such counts are not kept.
+RACY_NS = 50_000_000
 
 
 def _cwd(raw: bytes) -> str:
@@ -43,20 +53,99 @@ def _cwd(raw: bytes) -> str:
     return os.getcwd()
 
 
-def line(raw: bytes, data_dir: str | None = None) -> str:
-    """The status line for the session described by `raw` (Claude Code's statusLine JSON)."""
-    data_dir = data_dir or settings.data_dir()
+def _signature(data_dir: str) -> list[list[int] | None]:
+    """(inode, size, modification time in ns) of the database and of its WAL (None: no such file)."""
+    found: list[list[int] | None] = []
+    for name in (paths.DB_FILENAME, paths.DB_FILENAME + "-wal"):
+        try:
+            info = os.stat(os.path.join(data_dir, name))
+        except OSError:
+            found.append(None)
+            continue
+        found.append([info.st_ino, info.st_size, info.st_mtime_ns])
+    return found
+
+
+def _cache_path(data_dir: str) -> str:
+    return os.path.join(paths.cache_dir(data_dir), CACHE_FILENAME)
+
+
+def _read_cache(data_dir: str) -> dict[str, object]:
+    try:
+        with open(_cache_path(data_dir), "rb") as handle:
+            cache = jsontext.loads(handle.read(1_000_000))
+    except (OSError, ValueError):
+        return {}
+    return cache if isinstance(cache, dict) else {}
+
+
+def _keep(data_dir: str, cache: dict[str, object], where: str, signature: list[list[int] | None],
+          counts: tuple[int, int, int]) -> None:
+    """Remember `counts` for `where` under `signature`: best effort (a read-only data dir keeps nothing)."""
+    cache.pop(where, None)
+    cache[where] = {"signature": signature, "counts": list(counts)}
+    kept = dict(list(cache.items())[-CACHE_ENTRIES:])
+    path = _cache_path(data_dir)
+    temporary = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(jsontext.dumps(kept))
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+def _counted(entry: object, signature: list[list[int] | None]) -> tuple[int, int, int] | None:
+    """The counts of a cache entry made under `signature`, or None."""
+    if not isinstance(entry, dict) or entry.get("signature") != signature:
+        return None
+    counts = entry.get("counts")
+    if isinstance(counts, list) and len(counts) == 3 and all(type(n) is int and n >= 0 for n in counts):
+        return counts[0], counts[1], counts[2]
+    return None
+
+
+def counts(raw: bytes, data_dir: str) -> tuple[int, int, int] | str:
+    """(this project's notes, events queued, events failed), or the line to show instead."""
+    where = _cwd(raw)
+    key = where + "\0" + os.environ.get("CLAUDE_PROJECT_DIR", "")  # the project is found from both
+    signature = _signature(data_dir)
+    cache = _read_cache(data_dir) if signature[0] is not None else {}
+    cached = _counted(cache.get(key), signature)
+    if cached is not None:
+        return cached
+    checked = time.time_ns()
+    from claude_mem import store
+    from claude_mem.store import projects as store_projects
+    from claude_mem.store import status_line
+
     try:
         conn = store.open(data_dir, readonly=True, busy_timeout_ms=BUSY_MS)
     except store.NoDatabase:
         return "memory: starting (nothing stored yet)"
     try:
-        key = store_projects.project_here(conn, _cwd(raw))
-        notes, queued, failed = status_line.status_counts(conn, key)
+        found = status_line.status_counts(conn, store_projects.project_here(conn, where))
     except store.DatabaseError:
         return "memory: busy"
     finally:
         conn.close()
+    if signature[0] is not None and all(part is None or part[2] < checked - RACY_NS for part in signature):
+        _keep(data_dir, cache, key, signature, found)
+    return found
+
+
+def line(raw: bytes, data_dir: str | None = None) -> str:
+    """The status line for the session described by `raw` (Claude Code's statusLine JSON)."""
+    data_dir = data_dir or settings.data_dir()
+    found = counts(raw, data_dir)
+    if isinstance(found, str):
+        return found
+    notes, queued, failed = found
     parts = [f"memory: {notes} note{'s' if notes != 1 else ''}"]
     if queued:
         parts.append(f"{queued} queued")
