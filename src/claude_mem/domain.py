@@ -83,6 +83,7 @@ def parse_time(text: str, end_of_day: bool = False, now: "object | None" = None)
 
 # -- names ------------------------------------------------------------------------------------------
 
+MAX_ROW_ID = 2**63 - 1  # SQLite's largest rowid: an id past it names nothing
 EVENT_STATUSES = ("pending", "claimed", "done", "failed")
 SESSION_STATUSES = ("active", "completed", "failed", "interrupted")
 EVENT_KINDS = ("prompt", "tool", "tool_failure", "summarize", "session_end")

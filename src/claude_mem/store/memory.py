@@ -11,15 +11,15 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from claude_mem.store import fingerprints, results, rows
+from claude_mem.domain import MAX_ROW_ID
+from claude_mem.store import fingerprints, rows
 from claude_mem.store.context import indexed_observations, observation_total
 from claude_mem.store.rows import ObservationRow, SummaryRow
 from claude_mem.store.transaction import transaction
 
 # A row as a list or page shows it: some table's columns (JSON lists decoded), maybe `kind` and `ref`.
 Record = dict[str, Any]
-# SQLite integers are signed 64-bit: a larger id names nothing (and must not raise OverflowError).
-MAX_ROW_ID = 2**63 - 1
+# SQLite integers are signed 64-bit: an id past `MAX_ROW_ID` names nothing (and must not raise OverflowError).
 
 
 def row_dict(cursor: sqlite3.Cursor, row: Sequence[object]) -> Record:
@@ -101,6 +101,8 @@ def project_of_observation(conn: sqlite3.Connection, observation_id: int) -> str
 
 def mark_superseded(conn: sqlite3.Connection, new_id: int, old_id: int) -> bool:
     """`old_id` superseded by `new_id` (an older observation of the same project, no cycle); False if not."""
+    from claude_mem.store import results  # the observer's writer: not loaded by every reader of memory
+
     with transaction(conn):
         return results.supersede(conn, new_id, old_id)
 

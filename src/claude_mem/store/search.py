@@ -15,8 +15,8 @@ import sqlite3
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+from claude_mem.domain import MAX_ROW_ID
 from claude_mem.store.context import OBSERVATION_WEIGHTS
-from claude_mem.store.memory import MAX_ROW_ID
 from claude_mem.store.rows import SearchHit
 
 SUMMARY_WEIGHTS = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0"
