@@ -271,7 +271,7 @@ def test_a_failed_build_is_a_problem_with_its_log(data_dir, home, offline):
 
 def test_a_failed_build_is_only_a_warning_when_the_plugin_does_not_run_the_hooks(data_dir, home, offline):
     register_settings_hooks(home)
-    write_progress(data_dir, pid=1, stage="tools", error="OSError: boom")
+    write_progress(data_dir, pid=1, stage="venv", error="OSError: boom")
     assert one(doctor()[1], "plugin environment")["status"] == "warning"
 
 
@@ -279,21 +279,23 @@ def test_a_build_in_progress_is_information_with_stage_and_estimate(data_dir, ho
     register_plugin(home)
     builder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        write_progress(data_dir, pid=builder.pid, started=time.time() - 12, stage="tools",
-                       stage_started=time.time() - 4, last_seconds={"venv": 3, "tools": 10, "worker": 30})
+        write_progress(data_dir, pid=builder.pid, started=time.time() - 12, stage="worker",
+                       stage_started=time.time() - 4, last_seconds={"venv": 3, "worker": 40})
         code, checks = doctor()
         found = one(checks, "plugin environment")
         assert found["status"] == "info", found
-        assert "building: step 2 of 3, installing the MCP server (memory tools), about 25%" in found["detail"]
+        assert "building: step 2 of 2, installing the worker and the search model, about 25%" in found["detail"]
         assert "12 s so far" in found["detail"] and "about 36 s left" in found["detail"]
+        assert found["detail"].endswith("; memory tools and capture work now; until the worker (observer, search by "
+                                        "meaning) runs, search is by keyword"), found["detail"]
         log = os.path.join(data_dir, "logs", "venv-build.log")
         assert f"log: {log}" in found["detail"] and "since 20" in found["detail"]
         status = run("status", COLUMNS="300").output
-        assert "plugin environment: building: step 2 of 3, installing the MCP server (memory tools)" in status
+        assert "plugin environment: building: step 2 of 2, installing the worker and the search model" in status
         assert f"log: {log}" in status
         shown = json.loads(run("status", "--json").output)["environment"]
         assert (shown["state"], shown["stage"], shown["step"], shown["steps"], shown["percent"]) == \
-            ("building", "tools", 2, 3, 25)
+            ("building", "worker", 2, 2, 25)
         assert shown["started"].endswith("Z") and shown["log"] == log and shown["elapsed"] >= 12
     finally:
         builder.kill()

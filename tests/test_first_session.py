@@ -92,7 +92,7 @@ def test_first_session_gets_the_memory_tools_and_the_second_starts_with_memory(d
         assert environment.venv_dir(directory) in " ".join(psutil.Process(state.pid).cmdline())
         assert environment.state(directory)["state"] == "ready"
         stages = environment.read_progress(directory)["last_seconds"]
-        assert set(stages) == {"venv", "tools", "worker"}
+        assert set(stages) == set(environment.STAGES) == {"venv", "worker"}
         print(f"venv build: {stages}")
         wait_for(lambda: rows(directory, "SELECT COUNT(*) FROM observations")[0][0] > 0
                  and not rows(directory, "SELECT COUNT(*) FROM pending_events WHERE status IN ('pending', 'claimed')")[0][0],
@@ -175,23 +175,28 @@ def write_progress(data_dir, **fields) -> None:
         json.dump(fields, handle)
 
 
+BUILDING_NOTICE = ("first run: memory tools and capture work now (this session is being recorded); setting up the "
+                   "worker (observer, search by meaning) in the background, about %d s left; until then search is "
+                   "by keyword")
+
+
 def test_the_session_start_message_says_while_the_environment_builds(data_dir):
+    """The memory tools and capture need no environment: the message says they work now, and that only
+    the worker (and with it search by meaning) waits for the build."""
     now = time.time()
     write_progress(data_dir, pid=os.getpid(), started=now - 10, stage="worker", stage_started=now - 4,
-                   last_seconds={"venv": 3, "tools": 8, "worker": 30})
-    os.makedirs(os.path.join(str(data_dir), "venv", "bin"))
-    os.symlink(sys.executable, environment.venv_python(str(data_dir)))
-    with open(os.path.join(str(data_dir), "venv", environment.TOOLS_MARKER), "w") as handle:
-        handle.write(environment.venv_stamp() + "\n")
+                   last_seconds={"venv": 3, "worker": 30})
     message = session_start_message(data_dir, now)
-    assert "first run: memory tools ready; setting up search in the background (about 26 s left)" in message
-    assert "this session is already being recorded" in message
+    assert BUILDING_NOTICE % 26 in message, message
+    write_progress(data_dir, pid=os.getpid(), started=now - 1, stage="venv", stage_started=now - 1,
+                   last_seconds={"venv": 3, "worker": 30})
+    assert BUILDING_NOTICE % 32 in session_start_message(data_dir, now)  # 2 s left of the venv, then 30
 
 
 def test_the_session_start_message_names_a_failed_build_and_its_log(data_dir):
-    write_progress(data_dir, pid=1, stage="tools", error="CalledProcessError: No matching distribution found for mcp")
+    write_progress(data_dir, pid=1, stage="worker", error="CalledProcessError: No matching distribution found for torch")
     message = session_start_message(data_dir)
-    assert "could not set up its environment (CalledProcessError: No matching distribution found for mcp)" in message
+    assert "could not set up its environment (CalledProcessError: No matching distribution found for torch)" in message
     assert os.path.join(str(data_dir), "logs", "venv-build.log") in message
 
 
@@ -202,23 +207,76 @@ def test_no_message_once_built_or_when_nothing_was_started(data_dir):
 
 def test_estimates_follow_the_last_build(data_dir):
     now = time.time()
-    write_progress(data_dir, pid=os.getpid(), started=now - 2, stage="tools", stage_started=now - 2,
-                   last_seconds={"venv": 3, "tools": 10, "worker": 40})
+    write_progress(data_dir, pid=os.getpid(), started=now - 1, stage="venv", stage_started=now - 1,
+                   last_seconds={"venv": 5, "worker": 40})
     found = environment.state(str(data_dir), now)
-    assert (found["state"], found["stage"], found["remaining"], found["tools"]) == ("building", "tools", 48, False)
-    assert environment.describe(found).startswith("building: step 2 of 3, installing the MCP server (memory tools), "
-                                                  "about 4% (since ")
-    write_progress(data_dir, pid=2 ** 22 + 12345, started=now, stage="tools", stage_started=now)  # no such process
+    assert (found["state"], found["stage"], found["step"], found["steps"], found["remaining"]) == \
+        ("building", "venv", 1, 2, 44)
+    assert "tools" not in found
+    line = environment.describe(found)
+    assert line.startswith("building: step 1 of 2, creating the environment, about 2% (since "), line
+    assert line.endswith("; memory tools and capture work now; until the worker (observer, search by meaning) runs, "
+                         "search is by keyword"), line
+    write_progress(data_dir, pid=os.getpid(), started=now - 10, stage="worker", stage_started=now - 8,
+                   last_seconds={"venv": 2, "worker": 1e999})  # infinity, to Python's json: typical times instead
+    assert environment.state(str(data_dir), now)["remaining"] == environment.DEFAULT_SECONDS["worker"] - 8
+    write_progress(data_dir, pid=2 ** 22 + 12345, started=now, stage="worker", stage_started=now)  # no such process
     assert environment.state(str(data_dir))["state"] == "interrupted"
-    write_progress(data_dir, stage="tools", pid=os.getpid(), error="boom")
+    write_progress(data_dir, stage="worker", pid=os.getpid(), error="boom")
     assert environment.state(str(data_dir))["state"] == "failed"
     environment.clear_failure(str(data_dir))
     assert environment.state(str(data_dir))["state"] == "absent"
 
 
+def test_a_progress_file_from_a_three_stage_build_is_read(data_dir):
+    """Builds before this version had a "tools" stage (`mcp` alone, before the rest): a file they wrote
+    is read as the two stages of now, its times counted in the worker stage that does that work now."""
+    now = time.time()
+    old_times = {"venv": 3, "tools": 10, "worker": 30}
+    write_progress(data_dir, pid=os.getpid(), started=now - 5, stage="tools", stage_started=now - 2,
+                   last_seconds=old_times)
+    found = environment.state(str(data_dir), now)
+    assert (found["state"], found["stage"], found["step"], found["steps"], found["label"], found["remaining"]) == \
+        ("building", "worker", 2, 2, "installing the worker and the search model", 38)
+    assert environment.describe(found).startswith("building: step 2 of 2, installing the worker and the search model, "
+                                                  "about 11% (since ")
+    assert BUILDING_NOTICE % 38 in session_start_message(data_dir, now)
+    write_progress(data_dir, pid=os.getpid(), started=now - 1, stage="venv", stage_started=now - 1,
+                   last_seconds=old_times)
+    assert environment.state(str(data_dir), now)["remaining"] == 2 + 40  # the venv's last 2 s, then tools + worker
+    write_progress(data_dir, pid=2 ** 22 + 12345, stage="tools", stage_started=now)  # its builder is gone
+    assert environment.describe(environment.state(str(data_dir))) == \
+        "build interrupted while installing the worker and the search model; the next session start builds it again"
+    write_progress(data_dir, pid=1, stage="tools", error="CalledProcessError: No matching distribution found for mcp")
+    failed = environment.state(str(data_dir))
+    assert (failed["state"], failed["stage"], failed["step"]) == ("failed", "worker", 2)
+    assert environment.describe(failed).startswith("build failed while installing the worker and the search model: "
+                                                   "CalledProcessError: No matching distribution found for mcp")
+    message = session_start_message(data_dir)
+    assert "could not set up its environment (CalledProcessError: No matching distribution found for mcp)" in message
+
+
+def test_a_build_records_its_stages_and_forgets_a_retired_one(data_dir, monkeypatch):
+    """The real build, to the point where it needs the network: the venv stage runs (a real `python -m
+    venv`), then pip — pointed at no index — fails the worker stage; the progress file names the two
+    stages of now, and the last build's times keep no "tools" entry for the next estimate to count twice."""
+    write_progress(data_dir, stage="ready", last_seconds={"venv": 3, "tools": 10, "worker": 30})
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(data_dir))
+    assert environment.build(str(data_dir)) is False
+    progress = environment.read_progress(str(data_dir))
+    assert progress["stage"] == "worker" and progress["error"].startswith("CalledProcessError")
+    assert set(progress["seconds"]) == {"venv"}
+    assert progress["last_seconds"] == {"venv": 3, "worker": 40}
+    assert os.path.exists(environment.venv_python(str(data_dir))) and not environment.venv_ready(str(data_dir))
+    with open(os.path.join(str(data_dir), environment.BUILD_LOG), encoding="utf-8") as handle:
+        log = handle.read()
+    assert " venv: " in log and " worker: " in log and " tools: " not in log
+
+
 @pytest.mark.parametrize("content", ["", "not json", "[1, 2]", '{"stage": 7, "pid": "x", "started": "soon"}',
                                      '{"stage": "tools", "pid": true, "last_seconds": [1]}', "\x00" * 100,
-                                     '{"stage": ["tools"], "started": 1e300}'])
+                                     '{"stage": ["tools"], "started": 1e300}', '{"stage": {"tools": 1}}'])
 def test_a_damaged_progress_file_is_read_as_no_build(data_dir, content):
     os.makedirs(data_dir, exist_ok=True)
     with open(environment.progress_path(str(data_dir)), "w", encoding="utf-8") as handle:

