@@ -4,15 +4,16 @@ Multi-word input is an OR of its terms (BM25 ranks documents matching more and r
 first), searched first as an AND of them (`all_terms_expression`: when rows holding every word fill
 the page, rows holding only some are never ranked); `"quoted words"` stay a phrase; a trailing `*`
 makes a prefix. Every term is emitted as a double-quoted FTS5 string, so no input can reach the
-query syntax: no string raises.
+query syntax: no string raises. Its patterns come from `fastpath.patterns`: the user-prompt hook
+that runs them does not import `re`.
 """
 
-import re
+from claude_mem.fastpath.patterns import regex
 
 MAX_TERMS = 32
-_TOKEN = re.compile(r'"([^"]*)"?|(\S+)')
-_WORDY = re.compile(r"\w", re.UNICODE)
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
+_TOKEN = regex(r'"([^"]*)"?|(\S+)')
+_WORDY = regex(r"\w")
+_UNSAFE = regex(r"[\x00-\x1f\x7f\ud800-\udfff]")
 # Sentence punctuation around a word ("choose," "it?"), not part of it.
 _EDGE_PUNCTUATION = ".,;:!?()[]{}<>'"
 

@@ -10,8 +10,9 @@ stopped itself says why in `worker-stopped.json` (status and doctor show it). St
 
 from __future__ import annotations
 
-import json
 import os
+
+from claude_mem.fastpath import jsontext
 
 if False:  # for the type checker only: `typing` stays off the hook path
     from collections.abc import Mapping
@@ -27,16 +28,16 @@ def describe(environ: Mapping[str, str], cwd: str) -> str:
     config = os.path.expanduser(custom or os.path.join("~", ".claude"))
     root = environ.get("CLAUDE_PLUGIN_ROOT")
     if root:
-        return json.dumps({"kind": "plugin", "root": root, "config": config})
+        return jsontext.dumps({"kind": "plugin", "root": root, "config": config})
     project = environ.get("CLAUDE_PROJECT_DIR") or cwd
     files = [os.path.join(config, "settings.json"), os.path.join(project, ".claude", "settings.json"),
              os.path.join(project, ".claude", "settings.local.json")]
-    return json.dumps({"kind": "settings", "files": files})
+    return jsontext.dumps({"kind": "settings", "files": files})
 
 
 def parse(raw: str | None) -> dict[str, Any]:
     try:
-        value = json.loads(raw or "{}")
+        value = jsontext.loads(raw or "{}")
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
@@ -45,8 +46,8 @@ def parse(raw: str | None) -> dict[str, Any]:
 def load_json(path: str) -> Any:
     """The JSON value in `path`, or None when it is missing or not JSON."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+        with open(path, "rb") as handle:
+            return jsontext.loads(handle.read())
     except (OSError, ValueError):
         return None
 

@@ -7,7 +7,7 @@ only and import-light (no typing, dataclasses, pathlib or logging): it runs insi
 
 from __future__ import annotations
 
-import sqlite3
+import _sqlite3 as sqlite3  # the C module: the `sqlite3` package imports `datetime` for adapters unused here
 
 from claude_mem.store.transaction import transaction
 
