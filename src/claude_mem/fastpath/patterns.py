@@ -16,6 +16,8 @@ import marshal
 import os
 import sys
 
+from claude_mem.fastpath import files
+
 try:
     import _sre  # type: ignore[import-not-found]  # no stubs: the engine `re.compile` hands its code to
 except ImportError:  # not CPython: `re` does it all, no cache
@@ -128,17 +130,7 @@ def save() -> bool:
         return False
     entries = dict(_entries()) if len(_entries()) < MAX_ENTRIES else {}
     entries.update(_fresh)
-    temporary = f"{_cache_path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(_cache_path), mode=0o700, exist_ok=True)
-        with open(temporary, "wb") as handle:
-            handle.write(marshal.dumps(entries))
-        os.replace(temporary, _cache_path)
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+    if not files.replace_atomically(_cache_path, marshal.dumps(entries)):
         return False
     global _loaded
     _loaded = entries

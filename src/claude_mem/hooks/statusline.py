@@ -27,7 +27,7 @@ import sys
 import time
 
 from claude_mem import paths, settings
-from claude_mem.fastpath import jsontext
+from claude_mem.fastpath import files, jsontext
 from claude_mem.runtime import discovery
 
 BUSY_MS = 20
@@ -85,19 +85,7 @@ def _keep(data_dir: str, cache: dict[str, object], where: str, signature: list[l
     cache.pop(where, None)
     cache[where] = {"signature": signature, "counts": list(counts)}
     kept = dict(list(cache.items())[-CACHE_ENTRIES:])
-    path = _cache_path(data_dir)
-    temporary = "%s.%d.tmp" % (path, os.getpid())
-    try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(jsontext.dumps(kept))
-        os.replace(temporary, path)
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+    files.replace_atomically(_cache_path(data_dir), jsontext.dumps(kept).encode())
 
 
 def _counted(entry: object, signature: list[list[int] | None]) -> tuple[int, int, int] | None:
