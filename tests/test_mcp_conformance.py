@@ -229,3 +229,46 @@ def test_search_by_meaning_is_asked_of_the_running_worker(tmp_path, monkeypatch)
     replies = exchange(STDLIB, lines[1:], data_dir, str(tmp_path))  # the worker gone: keyword, and a note
     text = replies[1]["result"]["content"][0]["text"]
     assert text.startswith("Note: search by meaning needs the claude-mem worker") and "JWT" not in text, text
+
+
+def test_a_kept_connection_follows_the_database_file(data_dir, project, tmp_path):
+    """The server keeps its connection between calls: it still sees every write made by others, and a
+    database file replaced whole (a restore, a repair) is opened anew, not read through the old one."""
+    conn = connect(data_dir)
+    add_observation(conn, project, "Kestrel cache warms on boot")
+    conn.close()
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], "CLAUDE_MEM_DATA_DIR": str(data_dir),
+           "CLAUDE_MEM_AUTOSTART": "false"}
+    process = subprocess.Popen(STDLIB, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=env, cwd=project)
+    assert process.stdin is not None and process.stdout is not None
+
+    def search(number: int, words: str) -> str:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(call(number, "search", {"query": words}) + b"\n")
+        process.stdin.flush()
+        return json.loads(process.stdout.readline())["result"]["content"][0]["text"]
+
+    try:
+        process.stdin.write(request(0, "initialize", INITIALIZE) + b"\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 0
+        assert "Kestrel cache warms on boot" in search(1, "kestrel")
+        conn = connect(data_dir)  # a write by another process, on the same file
+        add_observation(conn, project, "Kestrel cache now warms lazily")
+        conn.close()
+        assert "Kestrel cache now warms lazily" in search(2, "kestrel")
+        other = tmp_path / "restored.db"  # a whole other file moved into place
+        conn = connect(tmp_path / "restored-dir")
+        add_observation(conn, project, "Osprey queue drains at night")
+        conn.execute("VACUUM INTO ?", (str(other),))
+        conn.close()
+        for suffix in ("-wal", "-shm"):
+            if os.path.exists(str(data_dir / "claude-mem.db") + suffix):
+                os.unlink(str(data_dir / "claude-mem.db") + suffix)
+        os.replace(other, data_dir / "claude-mem.db")
+        assert "Osprey queue drains at night" in search(3, "osprey")
+        assert "No match" in search(4, "kestrel")
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)

@@ -1,14 +1,17 @@
 """What each memory tool does, for both servers: the stdlib one Claude Code runs (`stdio`) and the
 `mcp` SDK one kept as its reference (`server`). Stdlib only.
 
-Every call opens a connection of its own and gives plain text, or raises `ToolFailure` with a message
-for the model. Search by meaning needs the embedding model, which only the worker's environment has:
+Every call gives plain text, or raises `ToolFailure` with a message for the model. A server answers
+many calls in a session: each thread keeps its connection between calls (opening one costs more
+than a keyword search at 1k rows), reopened when the database file is replaced (a restore or a
+repair) or after a call failed on it. Search by meaning needs the embedding model, which only the worker's environment has:
 where this interpreter cannot embed, such a search asks the running worker (`GET /api/search`), and
 without one it searches by keyword and says so in its first line.
 """
 
 from __future__ import annotations
 
+import _thread
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -41,27 +44,57 @@ def here(conn: Store | None) -> str:
     return store_projects.project_here(conn, os.getcwd())
 
 
+# thread → (data dir, the database file's (device, inode), its connection)
+_kept: dict[int, tuple[str, tuple[int, int], Store]] = {}
+
+
+def _connection(data_dir: str, identity: tuple[int, int]) -> Store:
+    """This thread's connection to the database of `data_dir`, opened when it has none for that file."""
+    thread = _thread.get_ident()
+    kept = _kept.get(thread)
+    if kept is not None and kept[:2] == (data_dir, identity):
+        return kept[2]
+    forget_connection()
+    conn = store.open(data_dir, busy_timeout_ms=BUSY_MS)
+    _kept[thread] = (data_dir, identity, conn)
+    return conn
+
+
+def forget_connection() -> None:
+    """Close this thread's kept connection (the next call opens a new one)."""
+    kept = _kept.pop(_thread.get_ident(), None)
+    if kept is not None:
+        kept[2].close()
+
+
 @contextmanager
 def opened() -> Iterator[Store | None]:
-    """A connection of this call's own (None when no database exists yet); store errors → `ToolFailure`."""
+    """This call's connection (None when no database exists yet); store errors → `ToolFailure`."""
     data_dir = settings.data_dir()
-    if not os.path.exists(paths.db_path(data_dir)):  # nothing captured yet; a read must not create the database
+    try:
+        found = os.stat(paths.db_path(data_dir))
+    except FileNotFoundError:  # nothing captured yet; a read must not create the database
         yield None
         return
+    except OSError as exc:
+        raise ToolFailure(f"claude-mem cannot open its memory database: {exc}") from exc
     try:
-        conn = store.open(data_dir, busy_timeout_ms=BUSY_MS)
+        conn = _connection(data_dir, (found.st_dev, found.st_ino))
     except (DatabaseError, OSError) as exc:
+        forget_connection()
         raise ToolFailure(f"claude-mem cannot open its memory database: {exc}") from exc
     try:
         yield conn
     except RecallError as exc:
         raise ToolFailure(str(exc)) from exc
     except DatabaseError as exc:
+        forget_connection()
         raise ToolFailure(f"claude-mem could not read its memory database: {exc}") from exc
     except UnicodeEncodeError as exc:  # a lone surrogate in a value SQLite must bind
         raise ToolFailure(f"a value is not valid text ({exc.reason}): remove the unpaired surrogate") from exc
-    finally:
-        conn.close()
+    except BaseException:
+        forget_connection()  # whatever happened, no half-done state is carried into the next call
+        raise
 
 
 def _answer(produce: Callable[[Store], str]) -> str:
