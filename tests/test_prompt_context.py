@@ -131,6 +131,20 @@ def test_the_worker_adds_a_memory_that_shares_no_word_with_the_prompt(worker):
     assert worker["ids"][JWT_FIX] in ids  # keyword search alone cannot find it: no word in common
     assert added(run_hook("user-prompt", prompt_payload(worker["cwd"], "write me a haiku about autumn leaves"),
                           env={"CLAUDE_MEM_PROMPT_CONTEXT_TIMEOUT_MS": "5000"})) == []
+    # Asking the worker costs the hook no `socket` module (~6 ms of CPU: it imports enum and selectors),
+    # nor `http.client`: one raw HTTP/1.0 exchange over `_socket`.
+    import subprocess
+
+    from bench.plugin_hooks import plugin_command
+
+    command = plugin_command("user-prompt")
+    asked = subprocess.run([command[0], "-X", "importtime", *command[1:]], capture_output=True, timeout=60,
+                           input=json.dumps(prompt_payload(worker["cwd"], "there is an authentication bug again", "another")).encode(),
+                           env={**os.environ, "CLAUDE_MEM_AUTOSTART": "false", "CLAUDE_MEM_PROMPT_CONTEXT_TIMEOUT_MS": "5000"})
+    assert asked.returncode == 0
+    assert worker["ids"][JWT_FIX] in added(asked)  # the worker answered (no word in common)
+    loaded = {row.rpartition("|")[2].strip() for row in asked.stderr.decode().splitlines() if "|" in row}
+    assert "_socket" in loaded and not loaded & {"socket", "selectors", "http.client", "enum"}
 
 
 @pytest.fixture
