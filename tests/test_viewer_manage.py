@@ -29,6 +29,15 @@ def address(page) -> str:
     return page.evaluate("location.search")
 
 
+def ask_to_forget(page, oid: int):
+    """Open observation `oid`'s card in the feed and its forget dialog; returns the card."""
+    card = page.locator(f'#feed .card[data-key="observation:{oid}"]')
+    card.locator(".card-head").click()
+    card.locator(".forget-observation").click()
+    page.locator("#forget-dialog").wait_for()
+    return card
+
+
 def titles(page, selector="#feed .card .title") -> list[str]:
     return page.locator(selector).all_text_contents()
 
@@ -85,11 +94,8 @@ def test_forgetting_an_observation_asks_first_and_cancel_changes_nothing(served,
     oid = observation_id(data_dir, title)
     watched = open_page(served.start().url)
     page = watched.page
-    card = page.locator(f'#feed .card[data-key="observation:{oid}"]')
-    card.locator(".card-head").click()
-    card.locator(".forget-observation").click()
+    card = ask_to_forget(page, oid)
     dialog = page.locator("#forget-dialog")
-    dialog.wait_for()
     assert page.evaluate("document.querySelector('#forget-dialog').open") is True
     assert page.text_content("#forget-title") == "Forget this observation?"
     assert title in page.text_content("#forget-what")
@@ -123,10 +129,7 @@ def test_a_confirmed_forget_removes_the_rows_here_and_live_in_another_viewer(ser
     wait_for(lambda: served.ctx.bus.subscriber_count == 2, 10, "two streams")
     watched = open_page(served.url)
     page = watched.page
-    card = page.locator(f'#feed .card[data-key="observation:{oid}"]')
-    card.locator(".card-head").click()
-    card.locator(".forget-observation").click()
-    page.locator("#forget-dialog").wait_for()
+    card = ask_to_forget(page, oid)
     page.click("#forget-confirm")
     card.wait_for(state="detached")
     assert count(data_dir, "SELECT COUNT(*) FROM observations WHERE id = ?", oid) == 0
@@ -315,10 +318,7 @@ def test_forgetting_an_observation_names_the_summary_of_its_turn_before_asking(s
     conn.close()
     watched = open_page(served.start().url)
     page = watched.page
-    card = page.locator(f'#feed .card[data-key="observation:{oid}"]')
-    card.locator(".card-head").click()
-    card.locator(".forget-observation").click()
-    page.locator("#forget-dialog").wait_for()
+    card = ask_to_forget(page, oid)
     page.wait_for_function("document.querySelectorAll('#forget-counts li').length >= 2")
     assert page.locator("#forget-counts li").all_text_contents() == ["1 observation", "1 summary"]
     assert f"the summary of its turn (S{sid})" in page.text_content("#forget-describe")
