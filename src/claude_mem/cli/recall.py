@@ -17,8 +17,7 @@ from claude_mem.cli.options import json_option, project_option
 from claude_mem.cli.output import console, emit_json
 from claude_mem.domain import MAX_ID, OBSERVATION_TYPES, ref
 from claude_mem.index.query import KINDS, MAX_LIMIT, MODES, ORDERS, SearchQuery
-from claude_mem.index.search import search as run_search
-from claude_mem.recall import freshness
+from claude_mem.recall import by_meaning, freshness
 from claude_mem.recall.common import RecallError, display_map, resolve_project
 from claude_mem.recall.present import RECORD_FIELDS, freshness_line, supersession, total_text, when
 from claude_mem.store import Store
@@ -100,6 +99,10 @@ def search(query: str, project: str | None, types: str | None, since: str | None
     query's content words and closeness of meaning. `--mode keyword`: words only ("quoted words"
     match as a phrase, a trailing * matches a prefix: auth*); `--mode semantic`: meaning only.
     Then `claude-mem show ID` prints one in full.
+
+    A search by meaning is answered by the worker, which holds the model (started as the hooks start
+    it, unless the autostart setting is off); without one it runs in this process, or by keyword
+    where this environment cannot embed, and a note on stderr says so.
     """
     if not query.strip():
         raise RecallError("empty query: give one or more words to search for")
@@ -108,12 +111,14 @@ def search(query: str, project: str | None, types: str | None, since: str | None
                                    since=since, until=until, file=file, concept=concept, author=author,
                                    kinds=kinds or ("observation",), limit=limit, offset=offset, order=order,
                                    snippets=as_json)  # the table shows none
-        result = run_search(conn, wanted)
-        freshness.on_hits(conn, result.items, wanted.order == "relevance")
+        answer = by_meaning.search(conn, wanted)
         names = display_map(conn)
     if as_json:
-        emit_json({**result.as_dict(), "limit": limit, "offset": offset})
+        emit_json({**answer.as_dict(), "limit": limit, "offset": offset})
         return
+    result = answer.result
+    if answer.note:
+        click.echo(answer.note, err=True)
     out = console()
     if not result.items:
         out.print(Text(f"No match for {query!r} ({result.total} in total)."))

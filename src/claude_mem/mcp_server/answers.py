@@ -12,10 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from claude_mem.domain import ref
-from claude_mem.index.base import SearchResult
 from claude_mem.index.query import SearchQuery
-from claude_mem.index.search import search
-from claude_mem.recall import freshness
+from claude_mem.recall import by_meaning
 from claude_mem.recall.common import RecallError, display_map, resolve_project
 from claude_mem.recall.present import record_lines, row_line, total_text, when
 from claude_mem.recall.records import fetch
@@ -30,13 +28,9 @@ EMPTY_STORE = (
 )
 _ORDER_WORDS = {"relevance": "best match first", "newest": "newest first", "oldest": "oldest first"}
 _REF = re.compile(r"(#|[SsPp])?\d+")
-# How a search runs: the page for a query, and a note for the model when it is not what was asked.
-Runner = Callable[[Store, SearchQuery], tuple[SearchResult, str | None]]
-
-
-def in_process(conn: Store, wanted: SearchQuery) -> tuple[SearchResult, str | None]:
-    """The search in this process, by whatever mode it can run here."""
-    return search(conn, wanted), None
+# How a search runs: the page for a query with freshness marked, and a note for the model when it is
+# not what was asked (`by_meaning.search` asks the worker; `by_meaning.in_process` does not).
+Runner = Callable[[Store, SearchQuery], by_meaning.Answer]
 
 
 def scope(conn: Store, project: str | None, all_projects: bool, here: str) -> str | None:
@@ -81,7 +75,7 @@ def search_text(conn: Store, here: str, query: str | None, *, project: str | Non
                 all_projects: bool = False, types: Sequence[str] = (), kinds: Sequence[str] = ("observation",),
                 since: str | None = None, until: str | None = None, file: str | None = None,
                 concept: str | None = None, limit: int = 20, offset: int = 0, order: str = "relevance",
-                mode: str | None = None, run: Runner = in_process) -> str:
+                mode: str | None = None, run: Runner = by_meaning.in_process) -> str:
     """Matching rows, one line each, with paging and the next steps."""
     if store_is_empty(conn):
         return EMPTY_STORE
@@ -91,8 +85,8 @@ def search_text(conn: Store, here: str, query: str | None, *, project: str | Non
     wanted = SearchQuery.build(words, project=key, types=types, kinds=kinds or ("observation",), since=since,
                                until=until, file=file, concept=concept, limit=limit, offset=offset, order=order,
                                mode=mode)
-    result, note = run(conn, wanted)
-    freshness.on_hits(conn, result.items, wanted.order == "relevance")
+    answer = run(conn, wanted)
+    result, note = answer.result, f"Note: {answer.note}" if answer.note else None
     items, total, where = result.items, result.total, _name(names, key)
     if not items:
         return "\n".join(filter(None, (note, _nothing(conn, key, where, words, total, offset, result.total_capped))))

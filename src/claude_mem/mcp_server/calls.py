@@ -4,9 +4,9 @@
 Every call gives plain text, or raises `ToolFailure` with a message for the model. A server answers
 many calls in a session: each thread keeps its connection between calls (opening one costs more
 than a keyword search at 1k rows), reopened when the database file is replaced (a restore or a
-repair) or after a call failed on it. Search by meaning needs the embedding model, which only the worker's environment has:
-where this interpreter cannot embed, such a search asks the running worker (`GET /api/search`), and
-without one it searches by keyword and says so in its first line.
+repair) or after a call failed on it. A search by meaning is asked of the running worker, which holds
+the model (`recall.by_meaning`: started as the hooks start it; without one, this process searches
+by meaning where it can, else by keyword), and the first line of the answer says when it was not.
 """
 
 from __future__ import annotations
@@ -15,24 +15,16 @@ import _thread
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any
-from urllib.parse import urlencode
 
 from claude_mem import paths, settings, store
-from claude_mem.index import embedder
-from claude_mem.index import search as index_search
-from claude_mem.index.base import SearchResult
-from claude_mem.index.query import SearchQuery
 from claude_mem.mcp_server import answers
+from claude_mem.recall import by_meaning
 from claude_mem.recall.common import RecallError
-from claude_mem.runtime import discovery
-from claude_mem.store import DatabaseError, Store, vectors
+from claude_mem.store import DatabaseError, Store
 from claude_mem.store import projects as store_projects
 
 BUSY_MS = 5_000
-WORKER_TIMEOUT_S = 10.0
-SEARCH_PATH = "/api/search"
 
 
 class ToolFailure(Exception):
@@ -102,51 +94,6 @@ def _answer(produce: Callable[[Store], str]) -> str:
         return answers.EMPTY_STORE if conn is None else produce(conn)
 
 
-def _wants_meaning(conn: Store, wanted: SearchQuery) -> bool:
-    """True when the query asks for meaning (named, or the default where vectors exist) and this
-    interpreter has no embedding model to answer it."""
-    if wanted.text is None or wanted.mode in index_search.INDEXES:
-        return False
-    if wanted.mode:
-        return True
-    return bool(vectors.progress(conn, embedder.MODEL)["embedded"])
-
-
-def _worker_params(wanted: SearchQuery) -> dict[str, str]:
-    """`wanted` as `/api/search` parameters (times already in the store's format, the project a key)."""
-    params = {"q": wanted.text or "", "limit": str(wanted.limit), "offset": str(wanted.offset), "order": wanted.order,
-              "kind": ",".join(wanted.kinds)}
-    where = wanted.filters
-    optional = {"mode": wanted.mode, "project": where.project, "type": ",".join(where.types), "since": where.since,
-                "until": where.until, "file": where.file, "concept": where.concept}
-    params.update({name: value for name, value in optional.items() if value})
-    return params
-
-
-def _ask_worker(wanted: SearchQuery) -> SearchResult | None:
-    """The running worker's answer to `wanted`, or None when no worker answers in time."""
-    info = discovery.read_info(settings.data_dir())
-    if info is None or not discovery.pid_alive(info.get("pid")):
-        return None
-    answer = discovery.request_json(info["port"], "GET", f"{SEARCH_PATH}?{urlencode(_worker_params(wanted))}", None,
-                                    WORKER_TIMEOUT_S)
-    if answer is None or not isinstance(answer.get("items"), list) or not isinstance(answer.get("total"), int):
-        return None
-    return SearchResult(answer["items"], answer["total"], str(answer.get("match") or ""))
-
-
-def run_search(conn: Store, wanted: SearchQuery) -> tuple[SearchResult, str | None]:
-    """The page for `wanted`, and a note when it is not what was asked (meaning without a worker)."""
-    if not _wants_meaning(conn, wanted):
-        return index_search.search(conn, wanted), None
-    found = _ask_worker(wanted)
-    if found is not None:
-        return found, None
-    keyword = replace(wanted, mode="keyword")
-    note = "Note: search by meaning needs the claude-mem worker, which is not answering; these are keyword matches."
-    return index_search.search(conn, keyword), note
-
-
 def search(arguments: dict[str, Any]) -> str:
     """The `search` tool: matching rows, one line each, with paging and the next steps."""
     return _answer(lambda conn: answers.search_text(
@@ -155,7 +102,7 @@ def search(arguments: dict[str, Any]) -> str:
         kinds=arguments.get("kinds") or ("observation",), since=arguments.get("since"), until=arguments.get("until"),
         file=arguments.get("file"), concept=arguments.get("concept"), limit=arguments.get("limit", 20),
         offset=arguments.get("offset", 0), order=arguments.get("order", "relevance"), mode=arguments.get("mode"),
-        run=run_search))
+        run=by_meaning.search))
 
 
 def timeline(arguments: dict[str, Any]) -> str:
