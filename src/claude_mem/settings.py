@@ -101,7 +101,7 @@ SETTINGS: dict[str, Setting] = {
     # worker
     "worker_port": Setting(None, "int", "Worker port on 127.0.0.1; unset means 38700 + uid % 100, 0 means any free port.",
                            minimum=0, maximum=PORT_MAX, optional=True),
-    "autostart": Setting(True, "bool", "Hooks start the worker when it is not running."),
+    "autostart": Setting(True, "bool", "Hooks, and a CLI or MCP search by meaning, start the worker when it is not running."),
     "backups_keep": _int(5, "How many database snapshots to keep.", 1000),
     "backup_interval_hours": _int(24, "Hours between automatic database snapshots (0 turns them off).", 8760, minimum=0),
     # capture
