@@ -291,6 +291,25 @@ def team_rows(team: dict | None) -> list[tuple[str, str, str, bool | None]]:
     ]
 
 
+def clients_rows(clients: dict) -> list[tuple[str, str, str, bool | None]]:
+    """Issue 28, part 6 of the `search` benchmark: the CLI and the MCP server by meaning, answered by a
+    running worker, against the CLI by keyword and the worker's own HTTP time (wall p50, CPU beside)."""
+    found: list[tuple[str, str, str, bool | None]] = []
+    for size, figures in clients.items():
+        count = f"{int(size):,}"
+        cli, mcp = figures["cli_hybrid_to_keyword"], figures["mcp_hybrid_to_http"]
+        found.append((f"`claude-mem search` (hybrid, by the worker) vs `--mode keyword`, {count} observations",
+                      f"{figures['cli_hybrid']['p50_ms']} vs {figures['cli_keyword']['p50_ms']} ms = {cli['wall']}×"
+                      f" (CPU incl. the worker's {cli['cpu']}×)", f"≤ {cli['budget']}×", cli["wall"] <= cli["budget"]))
+        found.append((f"MCP search tool by meaning vs the worker's HTTP hybrid search, {count} observations",
+                      f"{figures['mcp_hybrid']['p50_ms']} vs {figures['http_hybrid']['p50_ms']} ms = {mcp['wall']}×"
+                      f" (CPU {mcp['cpu']}×)", f"≤ {mcp['budget']}×", mcp["wall"] <= mcp["budget"]))
+        memory = figures["mcp_server_memory"]
+        found.append((f"MCP server resident memory after those searches, {count} observations",
+                      f"{memory['rss_mb']} MB (peak {memory['peak_rss_mb']} MB)", "", None))
+    return found
+
+
 def search_rows(search: dict | None) -> list[tuple[str, str, str, bool | None]]:
     """The `search` benchmark's figures: embedding, backfill, search by meaning, and keyword search on every
     surface at each store size."""
@@ -300,7 +319,7 @@ def search_rows(search: dict | None) -> list[tuple[str, str, str, bool | None]]:
     found: list[tuple[str, str, str, bool | None]] = []
     if "unavailable" in search:
         found.append(("search by meaning", f"not measured: {search['unavailable']}", "", None))
-    else:
+    elif "observations" in search:  # not with --clients-only
         size = f"{search['observations']:,}"
         throughput, backfill, in_process = search["throughput"], search["backfill"], search["in_process"]
         found += [
@@ -321,6 +340,7 @@ def search_rows(search: dict | None) -> list[tuple[str, str, str, bool | None]]:
         memory = search["worker_memory"]
         found.append(("worker resident memory, model loaded", f"{memory['rss_mb']} MB (peak {memory['peak_rss_mb']} MB)",
                       f"≤ {memory['budget_mb']} MB", memory["rss_mb"] <= memory["budget_mb"]))
+    found += clients_rows(search.get("clients", {}))
     for size, surfaces in search.get("surfaces", {}).items():
         count = f"{int(size):,}"
         http, mcp, cli = surfaces["http_keyword"], surfaces["mcp_keyword"], surfaces["cli_keyword"]

@@ -23,9 +23,21 @@
      bare FTS5;
    - `claude-mem search --mode keyword`, a whole process: wall p50. Budget ≤ 120 ms.
 
-Parts 1-4 need the search extra (an embedding model); part 5 runs without it.
-`python -m bench search [--quick] [--size N] [--sweep N,N…]` (quick: 2k observations for parts 1-4, `--size`
-sets it; part 5 at 1k and 10k, `--sweep` sets its sizes).
+6. Clients by meaning (issue 28): at 10k and 100k observations (quick: 10k), with a real worker running
+   (it holds the model; every row has a vector: random unit vectors, since only their number matters for
+   timing, and the real model embeds each query), each query of a sample run interleaved as
+   `claude-mem search --mode keyword` and `claude-mem search` (the default: hybrid, asked of the worker),
+   a process each, and as the MCP `search` tool by meaning (one stdio server, the plugin's launcher) and
+   `GET /api/search?mode=hybrid` on a kept-alive connection. Each run's query carries a word of its own,
+   so the worker embeds every query afresh (none is answered from its kept query embeddings). Budgets:
+   CLI hybrid p50 ≤ 1.3× CLI keyword p50; MCP hybrid p50 ≤ 1.2× the worker's HTTP p50 — wall times, the
+   CPU time (the client process's own from rusage or schedstat, plus the worker's for that request)
+   beside them.
+
+Parts 1-4 and 6 need the search extra (an embedding model); part 5 runs without it.
+`python -m bench search [--quick] [--size N] [--sweep N,N…] [--clients-only] [--clients-sizes=N,N…]`
+(quick: 2k observations for parts 1-4, `--size` sets it; part 5 at 1k and 10k, `--sweep` sets its sizes;
+`--clients-only` runs part 6 alone).
 """
 
 from __future__ import annotations
@@ -67,6 +79,10 @@ LIMIT = 20
 BARE_SQL = ("SELECT rowid, bm25(observations_fts) AS s FROM observations_fts WHERE observations_fts MATCH ?"
             " ORDER BY s LIMIT 20")  # bench_recall.bench_search's bare query
 WORKER_START_S = 60.0
+CLI_HYBRID_RATIO_BUDGET = 1.3  # `claude-mem search` (hybrid, by the worker) p50 against `--mode keyword` p50
+MCP_HYBRID_RATIO_BUDGET = 1.2  # the MCP search tool by meaning p50 against the worker's HTTP p50
+CLIENT_SIZES = (10_000, 100_000)  # part 6 (quick: the first)
+CLIENT_QUERIES = 10  # queries of the standard set per round in part 6
 
 
 def progress(message: str) -> None:
@@ -404,6 +420,139 @@ def bench_cli(data_dir: str, project: str, queries: list[str], rounds: int) -> d
             "bare_python_p50_ms": round(statistics.median(bare), 1), "runs_with_hits": found, "runs": len(times)}
 
 
+
+def fill_random_vectors(conn: Any) -> int:
+    """A random unit vector for every observation, summary and public prompt (what a finished backfill
+    leaves): timing depends on their number, not on what they mean. Returns how many."""
+    import numpy as np
+
+    from claude_mem.index import semantic
+
+    rng = np.random.default_rng(28)
+    keys = [(kind, row_id) for kind, table, where in (("observation", "observations", ""),
+                                                      ("summary", "summaries", ""),
+                                                      ("prompt", "prompts", " WHERE private = 0"))
+            for (row_id,) in conn.execute(f"SELECT id FROM {table}{where} ORDER BY id")]
+    store_vectors = getattr(semantic, "store_vectors", None)  # the quantised store (issue 28), when present
+    for start in range(0, len(keys), 5_000):
+        chunk = keys[start:start + 5_000]
+        matrix = rng.standard_normal((len(chunk), embedder.DIMENSIONS)).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        if store_vectors is not None:
+            store_vectors(conn, chunk, matrix)
+        else:
+            vectors.save(conn, embedder.MODEL, [(kind, row_id, row.tobytes()) for (kind, row_id), row in zip(chunk, matrix)])
+    conn.commit()
+    return len(keys)
+
+
+def child_cpu_ms(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """(wall ms, the child's own CPU ms from its rusage, its stdout) of one process."""
+    from bench.plugin_hooks import run_measured
+
+    measured = run_measured(argv, b"", env, timeout=120)
+    if measured.returncode != 0:
+        raise RuntimeError(f"{argv[-3:]} exited {measured.returncode}: {measured.stderr[-300:]!r}")
+    return measured.wall_s * 1000, measured.cpu_s * 1000, measured.stdout.decode()
+
+
+def ratio(numerator: list[float], denominator: list[float]) -> float:
+    return round(statistics.median(numerator) / statistics.median(denominator), 2)
+
+
+async def clients_session(data_dir: str, project: str, port: int, worker_pid: int, queries: list[str],
+                          rounds: int) -> dict[str, Any]:
+    """Part 6 against a running worker: the CLI by keyword and by meaning, the MCP tool by meaning and the
+    worker's HTTP API, interleaved query by query."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    env = {**worker_env(data_dir), "COLUMNS": "200"}
+    server_env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", ""),
+                  "CLAUDE_MEM_DATA_DIR": data_dir, "CLAUDE_MEM_AUTOSTART": "false"}
+    params = StdioServerParameters(command=sys.executable, args=[LAUNCHER], env=server_env, cwd=project)
+    api = Api(port)
+    times: dict[str, list[float]] = {name: [] for name in ("cli_keyword", "cli_hybrid", "mcp_hybrid", "http_hybrid")}
+    cpu: dict[str, list[float]] = {name: [] for name in times}
+    checks = {"cli_hybrid_without_note": 0, "mcp_without_note": 0, "http_hybrid_mode": 0, "runs": 0}
+    server_rss: dict[str, float] = {}
+    try:
+        api.get("/api/search", q="model warm-up", mode="hybrid", limit=LIMIT, project=project)  # loads the model
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                mine = {worker_pid, *descendants(worker_pid)}
+                server = [pid for pid in descendants(os.getpid()) if pid not in mine]
+
+                def server_cpu_ms() -> float:
+                    return sum(process_cpu_ms(pid) for pid in server if os.path.exists(f"/proc/{pid}"))
+
+                async def tool(query: str) -> str:
+                    result = await session.call_tool("search", {"query": query, "mode": "hybrid", "limit": LIMIT})
+                    text = result.content[0].text if result.content and result.content[0].type == "text" else ""
+                    if result.is_error:
+                        raise RuntimeError(f"the MCP search tool failed: {text[:200]}")
+                    return text
+
+                def cli(mode: str, text: str) -> str:
+                    argv = [*cli_command(), "search", text, "--project", project, "--limit", str(LIMIT),
+                            *(["--mode", mode] if mode else []), "--json"]
+                    before = process_cpu_ms(worker_pid)
+                    wall, own, out = child_cpu_ms(argv, env)
+                    name = "cli_hybrid" if mode != "keyword" else "cli_keyword"
+                    times[name].append(wall)
+                    cpu[name].append(own + process_cpu_ms(worker_pid) - before)
+                    return out
+
+                await tool("warm the server")
+                for round_number in range(rounds):
+                    for query in queries:
+                        cli("keyword", f"{query} k{round_number}")
+                        answer = json.loads(cli("", f"{query} c{round_number}"))
+                        checks["cli_hybrid_without_note"] += answer.get("mode") == "hybrid" and not answer.get("note")
+                        before, started = process_cpu_ms(worker_pid) + server_cpu_ms(), time.perf_counter()
+                        text = await tool(f"{query} m{round_number}")
+                        times["mcp_hybrid"].append((time.perf_counter() - started) * 1000)
+                        cpu["mcp_hybrid"].append(process_cpu_ms(worker_pid) + server_cpu_ms() - before)
+                        checks["mcp_without_note"] += not text.startswith("Note:")
+                        before, started = process_cpu_ms(worker_pid), time.perf_counter()
+                        found = api.get("/api/search", q=f"{query} h{round_number}", mode="hybrid", limit=LIMIT,
+                                        project=project, snippets="false")  # what the MCP tool asks
+                        times["http_hybrid"].append((time.perf_counter() - started) * 1000)
+                        cpu["http_hybrid"].append(process_cpu_ms(worker_pid) - before)
+                        checks["http_hybrid_mode"] += found.get("mode", "hybrid") == "hybrid"
+                        checks["runs"] += 1
+                server_rss = {"rss_mb": round(sum(rss_mb(pid)["VmRSS"] for pid in server), 1),
+                              "peak_rss_mb": round(sum(rss_mb(pid)["VmHWM"] for pid in server), 1)}
+    finally:
+        api.close()
+    report: dict[str, Any] = {name: {"p50_ms": round(statistics.median(values), 2),
+                                     "p90_ms": round(percentile(values, 0.9), 2),
+                                     "cpu_p50_ms": round(statistics.median(cpu[name]), 2)}
+                              for name, values in times.items()}
+    report["cli_hybrid_to_keyword"] = {"wall": ratio(times["cli_hybrid"], times["cli_keyword"]),
+                                       "cpu": ratio(cpu["cli_hybrid"], cpu["cli_keyword"]),
+                                       "budget": CLI_HYBRID_RATIO_BUDGET}
+    report["mcp_hybrid_to_http"] = {"wall": ratio(times["mcp_hybrid"], times["http_hybrid"]),
+                                    "cpu": ratio(cpu["mcp_hybrid"], cpu["http_hybrid"]),
+                                    "budget": MCP_HYBRID_RATIO_BUDGET}
+    return {**report, "mcp_server_memory": server_rss, "checks": checks, "queries": len(queries), "rounds": rounds}
+
+
+def bench_clients(size: int, queries: list[str], rounds: int) -> dict[str, Any]:
+    """Part 6 on a fresh store of `size` observations with a vector each, a real worker running."""
+    with generated_store(size) as (data_dir, project, conn):
+        progress(f"{size:,} observations: random vectors …")
+        filled = fill_random_vectors(conn)
+        progress(f"{size:,} observations: CLI, MCP and HTTP by meaning against a running worker …")
+        proc, port = start_worker(data_dir)
+        try:
+            report = asyncio.run(asyncio.wait_for(
+                clients_session(data_dir, project, port, proc.pid, queries, rounds), 1800))
+        finally:
+            stop_worker(proc)
+    return {"observations": size, "vectors": filled, **report}
+
 @contextlib.contextmanager
 def generated_store(size: int) -> Iterator[tuple[str, str, Any]]:
     """(data dir, project key, a connection) of a fresh store of `size` generated observations, gone afterwards."""
@@ -447,6 +596,14 @@ def option(argv: list[str], name: str) -> str | None:
     return None
 
 
+def clients(argv: list[str], queries: list[str], quick: bool) -> dict[str, Any]:
+    """Part 6 at each size (`--clients-sizes=N,N…`; quick: 10k only, 2 rounds)."""
+    chosen = option(argv, "--clients-sizes")
+    sizes = [int(size) for size in chosen.split(",")] if chosen else list(CLIENT_SIZES[:1] if quick else CLIENT_SIZES)
+    picked = queries[::max(1, len(queries) // CLIENT_QUERIES)][:CLIENT_QUERIES]
+    return {str(size): bench_clients(size, picked, 2 if quick else 3) for size in sizes}
+
+
 def main(argv: list[str]) -> dict[str, object]:
     quick = "--quick" in argv
     rounds = 1 if quick else 5  # of the query set, over HTTP and MCP
@@ -455,12 +612,19 @@ def main(argv: list[str]) -> dict[str, object]:
     report: dict[str, Any] = {"budgets": {
         "hybrid_p50_ms": HYBRID_P50_BUDGET_MS, "http_ratio_to_bare_fts5": HTTP_RATIO_BUDGET,
         "mcp_ratio_to_bare_fts5": MCP_RATIO_BUDGET, "cli_keyword_ms": CLI_BUDGET_MS,
-        "original_http_p90_100k_ms": ORIGINAL_P90_100K_MS, "worker_rss_mb": MEMORY_BUDGET_MB}}
+        "original_http_p90_100k_ms": ORIGINAL_P90_100K_MS, "worker_rss_mb": MEMORY_BUDGET_MB,
+        "cli_hybrid_to_keyword": CLI_HYBRID_RATIO_BUDGET, "mcp_hybrid_to_http": MCP_HYBRID_RATIO_BUDGET}}
     reason = embedder.unavailable()
+    if "--clients-only" in argv:
+        report["unavailable" if reason else "clients"] = reason or clients(argv, queries, quick)
+        report["surfaces"] = {}
+        report["within_budget"] = within_budget(report)
+        return report
     if reason:
         report["unavailable"] = reason
     else:
         report.update(bench_meaning(int(option(argv, "--size") or (2_000 if quick else 10_000)), queries, quick))
+        report["clients"] = clients(argv, queries, quick)
     sweep = option(argv, "--sweep")  # e.g. `--sweep 300,600`: other store sizes for part 5
     sizes = [int(size) for size in sweep.split(",")] if sweep else [size for size in SWEEP if not quick or size < 100_000]
     report["surfaces"] = {str(size): bench_surfaces(size, queries, rounds) for size in sizes}
@@ -478,8 +642,13 @@ def within_budget(report: dict[str, Any]) -> dict[str, bool]:
         found["http_keyword_10k"] = surfaces["10000"]["http_keyword"]["cpu_ratio_to_bare_fts5"] <= HTTP_RATIO_BUDGET
     if "100000" in surfaces:
         found["http_keyword_p90_100k"] = surfaces["100000"]["http_keyword"]["cpu_p90_ms"] <= ORIGINAL_P90_100K_MS
-    found["mcp_keyword"] = all(size["mcp_keyword"]["cpu_ratio_to_bare_fts5"] <= MCP_RATIO_BUDGET for size in surfaces.values())
-    found["cli_keyword"] = all(size["cli_keyword"]["p50_ms"] <= CLI_BUDGET_MS for size in surfaces.values())
+    if surfaces:
+        found["mcp_keyword"] = all(size["mcp_keyword"]["cpu_ratio_to_bare_fts5"] <= MCP_RATIO_BUDGET
+                                   for size in surfaces.values())
+        found["cli_keyword"] = all(size["cli_keyword"]["p50_ms"] <= CLI_BUDGET_MS for size in surfaces.values())
+    for size, figures in report.get("clients", {}).items():  # judged on wall times, CPU times beside them
+        found[f"cli_hybrid_to_keyword_{size}"] = figures["cli_hybrid_to_keyword"]["wall"] <= CLI_HYBRID_RATIO_BUDGET
+        found[f"mcp_hybrid_to_http_{size}"] = figures["mcp_hybrid_to_http"]["wall"] <= MCP_HYBRID_RATIO_BUDGET
     return found
 
 
