@@ -111,14 +111,13 @@ def search(query: str, project: str | None, types: str | None, since: str | None
                                    since=since, until=until, file=file, concept=concept, author=author,
                                    kinds=kinds or ("observation",), limit=limit, offset=offset, order=order,
                                    snippets=as_json)  # the table shows none
-        answer = by_meaning.search(conn, wanted)
+        result = by_meaning.search(conn, wanted)
         names = display_map(conn)
     if as_json:
-        emit_json({**answer.as_dict(), "limit": limit, "offset": offset})
+        emit_json({**result.as_dict(), "limit": limit, "offset": offset})
         return
-    result = answer.result
-    if answer.note:
-        click.echo(answer.note, err=True)
+    if result.note:
+        click.echo(result.note, err=True)
     out = console()
     if not result.items:
         out.print(Text(f"No match for {query!r} ({result.total} in total)."))

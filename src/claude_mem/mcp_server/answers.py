@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from claude_mem.domain import ref
+from claude_mem.index.base import SearchResult
 from claude_mem.index.query import SearchQuery
 from claude_mem.recall import by_meaning
 from claude_mem.recall.common import RecallError, display_map, resolve_project
@@ -30,7 +31,7 @@ _ORDER_WORDS = {"relevance": "best match first", "newest": "newest first", "olde
 _REF = re.compile(r"(#|[SsPp])?\d+")
 # How a search runs: the page for a query with freshness marked, and a note for the model when it is
 # not what was asked (`by_meaning.search` asks the worker; `by_meaning.in_process` does not).
-Runner = Callable[[Store, SearchQuery], by_meaning.Answer]
+Runner = Callable[[Store, SearchQuery], SearchResult]
 
 
 def scope(conn: Store, project: str | None, all_projects: bool, here: str) -> str | None:
@@ -85,8 +86,8 @@ def search_text(conn: Store, here: str, query: str | None, *, project: str | Non
     wanted = SearchQuery.build(words, project=key, types=types, kinds=kinds or ("observation",), since=since,
                                until=until, file=file, concept=concept, limit=limit, offset=offset, order=order,
                                mode=mode)
-    answer = run(conn, wanted)
-    result, note = answer.result, f"Note: {answer.note}" if answer.note else None
+    result = run(conn, wanted)
+    note = f"Note: {result.note}" if result.note else None
     items, total, where = result.items, result.total, _name(names, key)
     if not items:
         return "\n".join(filter(None, (note, _nothing(conn, key, where, words, total, offset, result.total_capped))))

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
 from claude_mem import settings
-from claude_mem.domain import RecallError
 from claude_mem.index import embedder
 from claude_mem.index import search as index_search
 from claude_mem.index.base import SearchResult
@@ -38,27 +37,6 @@ COMING = ("running", "starting", "spawned", "restarting")
 HIT_KEYS = frozenset(("kind", "id", "ref", "created_at", "project", "type", "title"))
 
 
-@dataclass(frozen=True)
-class Answer:
-    """One page of a search with how it was answered: `mode` (what ran, when meaning was asked for),
-    `degraded` ("keyword" when meaning was asked for and keyword search answered), `unembedded` (rows
-    not compared by meaning: no vector yet) and `note` (one line for the reader when any of that, or
-    this process rather than the worker, matters)."""
-
-    result: SearchResult
-    mode: str = ""
-    degraded: str = ""
-    unembedded: int = 0
-    note: str = ""
-    by_worker: bool = False
-
-    def as_dict(self) -> dict[str, object]:
-        """The result's `{items, total, total_capped, match}` and, where set, `mode`, `degraded`,
-        `unembedded`, `note`: what `--json` prints, as the worker's `/api/search` answers."""
-        extra = {"mode": self.mode, "degraded": self.degraded, "unembedded": self.unembedded, "note": self.note}
-        return {**self.result.as_dict(), **{name: value for name, value in extra.items() if value}}
-
-
 def meaning_mode(conn: Store, wanted: SearchQuery) -> str:
     """The mode by meaning `wanted` asks for ("semantic" or "hybrid"), or "" for a search by words: a
     named keyword mode, no text (a listing), or the default where no vector exists yet."""
@@ -72,43 +50,31 @@ def meaning_mode(conn: Store, wanted: SearchQuery) -> str:
 
 
 def search(conn: Store, wanted: SearchQuery, data_dir: str | None = None,
-           values: Mapping[str, Any] | None = None) -> Answer:
-    """The page for `wanted` with freshness marked (DESIGN §6), from the worker when meaning is asked for."""
+           values: Mapping[str, Any] | None = None) -> SearchResult:
+    """The page for `wanted` with freshness marked (DESIGN §6), from the worker when meaning is asked for;
+    its `mode`, `degraded`, `unembedded` and `note` say how it was answered (`SearchResult`)."""
     mode = meaning_mode(conn, wanted)
     if not mode:
         return in_process(conn, wanted)
-    directory = data_dir or settings.data_dir()
-    found, reason = from_worker(replace(wanted, mode=mode), directory, values)
+    found, reason = from_worker(replace(wanted, mode=mode), data_dir or settings.data_dir(), values)
     if found is not None:
         return found
-    cannot_embed = embedder.unavailable()
-    if cannot_embed is None:
-        try:
-            result = _in_process(conn, replace(wanted, mode=mode))
-        except RecallError as exc:  # the model is here but does not load
-            cannot_embed = str(exc)
-        else:
-            return Answer(result, mode=mode, unembedded=getattr(result, "unembedded", 0),
-                          note=f"searched in this process: no worker answered ({reason})")
-    keyword = _in_process(conn, replace(wanted, mode="keyword"))
-    return Answer(keyword, mode="keyword", degraded="keyword",
-                  note=f"keyword matches only: no worker answered ({reason}) and this process cannot search by"
-                       f" meaning ({cannot_embed})")
+    result = in_process(conn, replace(wanted, mode=mode))
+    if result.degraded:  # this process cannot search by meaning either: keyword search answered
+        return replace(result, mode="keyword", note=f"no worker answered ({reason}), and {result.note}")
+    here = f"searched in this process: no worker answered ({reason})"
+    return replace(result, mode=result.mode or mode, note=f"{here}; {result.note}" if result.note else here)
 
 
-def _in_process(conn: Store, wanted: SearchQuery) -> SearchResult:
+def in_process(conn: Store, wanted: SearchQuery) -> SearchResult:
+    """The page for `wanted` searched in this process, by whatever mode it can run here, freshness marked."""
     result = index_search.search(conn, wanted)
     freshness.on_hits(conn, result.items, wanted.order == "relevance")
     return result
 
 
-def in_process(conn: Store, wanted: SearchQuery) -> Answer:
-    """The page for `wanted` searched in this process, by whatever mode it can run here."""
-    return Answer(_in_process(conn, wanted))
-
-
 def from_worker(wanted: SearchQuery, data_dir: str, values: Mapping[str, Any] | None = None,
-                timeout: float | None = None) -> tuple[Answer | None, str]:
+                timeout: float | None = None) -> tuple[SearchResult | None, str]:
     """The worker's answer to `wanted` (starting one as the hooks do when none runs), or None and why not;
     `timeout` (default `ASK_TIMEOUT_S`) bounds the request to a running worker."""
     timeout = ASK_TIMEOUT_S if timeout is None else timeout
@@ -147,7 +113,7 @@ def worker_params(wanted: SearchQuery) -> dict[str, str]:
     return params
 
 
-def ask(port: int, wanted: SearchQuery, timeout: float) -> Answer | None:
+def ask(port: int, wanted: SearchQuery, timeout: float) -> SearchResult | None:
     """The worker's answer on `port`, or None when it gives none in time or not a search result."""
     answer = discovery.request_json(port, "GET", f"{SEARCH_PATH}?{urlencode(worker_params(wanted))}", None, timeout)
     if answer is None:
@@ -158,7 +124,7 @@ def ask(port: int, wanted: SearchQuery, timeout: float) -> Answer | None:
             or not isinstance(total, int) or isinstance(total, bool):
         return None
     unembedded = answer.get("unembedded")
-    result = SearchResult(items, total, str(answer.get("match") or ""), answer.get("total_capped") is True)
-    return Answer(result, mode=str(answer.get("mode") or wanted.mode), degraded=str(answer.get("degraded") or ""),
-                  unembedded=unembedded if isinstance(unembedded, int) and not isinstance(unembedded, bool) else 0,
-                  note=str(answer.get("note") or ""), by_worker=True)
+    return SearchResult(items, total, str(answer.get("match") or ""), answer.get("total_capped") is True,
+                        mode=str(answer.get("mode") or wanted.mode), degraded=str(answer.get("degraded") or ""),
+                        unembedded=unembedded if isinstance(unembedded, int) and not isinstance(unembedded, bool) else 0,
+                        note=str(answer.get("note") or ""))
