@@ -244,8 +244,14 @@ class Api:
         self.headers = {"Host": f"127.0.0.1:{port}", "Connection": "keep-alive"}
 
     def get(self, path: str, **params: object) -> dict[str, Any]:
-        self.conn.request("GET", f"{path}?{urlencode(params)}", headers=self.headers)
-        response = self.conn.getresponse()
+        try:
+            self.conn.request("GET", f"{path}?{urlencode(params)}", headers=self.headers)
+            response = self.conn.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            # the server closed the connection after its keep-alive timeout (5 s idle): once more, on a new one
+            self.conn.close()
+            self.conn.request("GET", f"{path}?{urlencode(params)}", headers=self.headers)
+            response = self.conn.getresponse()
         body = response.read()
         if response.status != 200:
             raise RuntimeError(f"GET {path} answered {response.status}: {body[:200]!r}")

@@ -163,6 +163,23 @@ def test_an_mcp_search_by_meaning_is_answered_by_the_worker_without_loading_the_
         assert heavy_imports(handle.read()) == []
 
 
+def test_a_kept_connection_outlives_the_workers_keep_alive_timeout(worker, stored, data_dir):
+    """The MCP server keeps one connection to the worker; the worker closes it after 5 idle seconds
+    (uvicorn's keep-alive timeout), and the next search opens another instead of falling back."""
+    wanted = SearchQuery.build(QUERY, mode="semantic", limit=3)
+    first, reason = by_meaning.from_worker(wanted, str(data_dir), keep=True)
+    assert first is not None, reason
+    kept = by_meaning._kept.connection
+    assert by_meaning.from_worker(wanted, str(data_dir), keep=True)[0] is not None
+    assert by_meaning._kept.connection is kept  # the next search in a moment: the same connection
+    time.sleep(6)
+    again, reason = by_meaning.from_worker(wanted, str(data_dir), keep=True)
+    assert again is not None, reason
+    assert [hit["id"] for hit in again.items] == [hit["id"] for hit in first.items] and stored[MEANT] == first.items[0]["id"]
+    assert by_meaning._kept.connection is not None and by_meaning._kept.connection is not kept  # the idle one was closed
+    by_meaning.forget_worker_connection()
+
+
 def test_a_cli_search_by_meaning_starts_a_stopped_worker(stored, data_dir, monkeypatch):
     monkeypatch.setenv("CLAUDE_MEM_AUTOSTART", "true")
     assert discovery.read_info(str(data_dir)) is None
@@ -262,9 +279,10 @@ def test_a_worker_giving_garbage_or_hanging_falls_back_within_the_timeout(embedd
     fake = FakeWorker(data_dir, reply)
     try:
         wanted = SearchQuery.build(QUERY, mode="semantic")
-        started = time.monotonic()
-        assert by_meaning.from_worker(wanted, str(data_dir), timeout=1.0)[0] is None
-        assert time.monotonic() - started < 1.0 + 2  # the timeout, and a busy machine's slack
+        for keep in (False, True):  # one exchange (the CLI), a kept connection (the MCP server)
+            started = time.monotonic()
+            assert by_meaning.from_worker(wanted, str(data_dir), timeout=1.0, keep=keep)[0] is None
+            assert time.monotonic() - started < 1.0 + 2  # the timeout, and a busy machine's slack
         result = CliRunner().invoke(cli, ["search", QUERY, "--mode", "semantic", "--json"])
     finally:
         fake.close()

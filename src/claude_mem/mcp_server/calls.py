@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from claude_mem import paths, settings, store
+from claude_mem.index.base import SearchResult
+from claude_mem.index.query import SearchQuery
 from claude_mem.mcp_server import answers
 from claude_mem.recall import by_meaning
 from claude_mem.recall.common import RecallError
@@ -102,7 +104,12 @@ def search(arguments: dict[str, Any]) -> str:
         kinds=arguments.get("kinds") or ("observation",), since=arguments.get("since"), until=arguments.get("until"),
         file=arguments.get("file"), concept=arguments.get("concept"), limit=arguments.get("limit", 20),
         offset=arguments.get("offset", 0), order=arguments.get("order", "relevance"), mode=arguments.get("mode"),
-        run=by_meaning.search))
+        run=_search))
+
+
+def _search(conn: Store, wanted: SearchQuery) -> SearchResult:
+    """A search by meaning asks the worker over this thread's kept connection (a server makes many)."""
+    return by_meaning.search(conn, wanted, keep=True)
 
 
 def timeline(arguments: dict[str, Any]) -> str:
