@@ -14,7 +14,7 @@ def test_search_bench_reports_every_figure():
     from bench.__main__ import rows
     from bench.bench_search import main
 
-    report = main(["--quick", "--size", "200", "--sweep", "300"])
+    report = main(["--quick", "--size", "200", "--sweep", "300", "--clients-sizes=300"])
 
     assert report["observations"] == 200
     throughput, backfill = report["throughput"], report["backfill"]
@@ -46,9 +46,16 @@ def test_search_bench_reports_every_figure():
     assert mcp["queries_with_hits"] > 25  # the launcher's server found this project's store from its cwd
     assert 0 < mcp["p50_ms"] <= mcp["p95_ms"] and http["ratio_to_bare_fts5"] > 0 and mcp["ratio_to_bare_fts5"] > 0
     assert cli["runs_with_hits"] == cli["runs"] > 0 and cli["p50_ms"] > cli["bare_python_p50_ms"] > 0
+    # Issue 28: every search by meaning of the CLI and the MCP server was answered by the running worker.
+    clients = report["clients"]["300"]
+    assert clients["checks"] == {"cli_hybrid_without_note": 20, "mcp_without_note": 20, "http_hybrid_mode": 20, "runs": 20}
+    for name in ("cli_keyword", "cli_hybrid", "mcp_hybrid", "http_hybrid"):
+        assert 0 < clients[name]["p50_ms"] <= clients[name]["p90_ms"] and clients[name]["cpu_p50_ms"] > 0, name
+    assert 0 < clients["mcp_server_memory"]["rss_mb"] < 100  # no model in the MCP server
     # Only what this run measured is judged: no 10k or 100k store here.
-    assert set(report["within_budget"]) == {"hybrid_p50", "worker_rss", "mcp_keyword", "cli_keyword"}
+    assert set(report["within_budget"]) == {"hybrid_p50", "worker_rss", "mcp_keyword", "cli_keyword",
+                                            "cli_hybrid_to_keyword_300", "mcp_hybrid_to_http_300"}
 
     table = rows({"search": report})
-    assert len(table) == 8 + 5 and all(value for _figure, value, _budget, _within in table)
-    assert [within is not None for *_rest, within in table].count(True) == 2 + 2
+    assert len(table) == 8 + 3 + 5 and all(value for _figure, value, _budget, _within in table)
+    assert [within is not None for *_rest, within in table].count(True) == 2 + 2 + 2
