@@ -307,6 +307,9 @@ def clients_rows(clients: dict) -> list[tuple[str, str, str, bool | None]]:
         memory = figures["mcp_server_memory"]
         found.append((f"MCP server resident memory after those searches, {count} observations",
                       f"{memory['rss_mb']} MB (peak {memory['peak_rss_mb']} MB)", "", None))
+        settled = figures["worker_settled_s"]
+        found.append((f"worker idle (vector index built) before those searches, {count} observations",
+                      f"after {settled} s" if settled is not None else "still busy: figures include its work", "", None))
     return found
 
 

@@ -57,5 +57,5 @@ def test_search_bench_reports_every_figure():
                                             "cli_hybrid_to_keyword_300", "mcp_hybrid_to_http_300"}
 
     table = rows({"search": report})
-    assert len(table) == 8 + 3 + 5 and all(value for _figure, value, _budget, _within in table)
+    assert len(table) == 8 + 4 + 5 and all(value for _figure, value, _budget, _within in table)
     assert [within is not None for *_rest, within in table].count(True) == 2 + 2 + 2

@@ -37,8 +37,8 @@ ASK_TIMEOUT_S = 5.0
 START_TIMEOUT_S = 10.0
 # What `ensure_worker` says when a worker runs or is on its way (worth waiting for).
 COMING = ("running", "starting", "spawned", "restarting")
-# What every surface reads from a hit: an answer whose items lack one is not a search result.
 MAX_ANSWER = 8_000_000  # bytes of a search answer read over a kept connection (500 hits with snippets fit)
+# What every surface reads from a hit: an answer whose items lack one is not a search result.
 HIT_KEYS = frozenset(("kind", "id", "ref", "created_at", "project", "type", "title"))
 
 
@@ -88,7 +88,7 @@ def from_worker(wanted: SearchQuery, data_dir: str, values: Mapping[str, Any] | 
     if info is not None and discovery.pid_alive(info["pid"]):
         found = ask(info["port"], wanted, timeout, keep)
         return (found, "") if found is not None else (
-            None, f"the worker (pid {info['pid']}) gave no search result within {timeout:g} s")
+            None, f"the worker (pid {info['pid']}) gave no search result, waited at most {timeout:g} s")
     values = values if values is not None else settings.load(data_dir)
     if not values.get("autostart", True):
         return None, "no worker is running and the autostart setting is off"
