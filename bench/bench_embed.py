@@ -15,11 +15,12 @@ tokens) to show what the length cap does.
    - `sorted`: float32 products, 128 tokens, sorted sub-batches (the batching alone);
    - `int8_256`, `int8_arena`: the new arithmetic with 256 tokens, or with the memory arena on;
    - `after`: what the worker runs (int8 products, 128 tokens, one text a run, no arena).
-   CPU time (`time.process_time`) rather than wall: the machine is shared. Target: after ≥ 100 rows/s.
+   CPU time (`time.process_time`) rather than wall: the machine is shared; medians of 5 rounds (3 with
+   --quick). Target: after ≥ 100 rows/s on observation texts.
 3. Memory: a fresh process per configuration loads the model, embeds one query (its resident memory
-   then is the floor), embeds `long` texts in batches of 32 (5,000 of them; the old settings 1,000: the
-   arena grows with the largest batch, not with the count), then one query again. Target: after the
-   backfill, resident memory within 16 MB of the floor (flat).
+   then is the floor), embeds `long` texts in batches of 32 (5,000 of them, --quick 500; the old settings
+   640, --quick 160: the arena grows with the largest batch, not with the count), then one query again.
+   Target: after the backfill, resident memory within 16 MB of the floor (flat).
 """
 
 from __future__ import annotations
@@ -192,8 +193,8 @@ def main(argv: list[str]) -> dict[str, Any]:
     del probe
     progress("throughput, configurations interleaved")
     report["throughput"] = bench_throughput({**sources, "long": long_texts(observer, 240)},
-                                            rounds=3 if quick else 7, per_round=2 if quick else 4)
-    report["memory"] = bench_memory({"before": 200 if quick else 1_000, "after": 500 if quick else 5_000})
+                                            rounds=3 if quick else 5, per_round=2 if quick else 3)
+    report["memory"] = bench_memory({"before": 160 if quick else 640, "after": 500 if quick else 5_000})
     return report
 
 

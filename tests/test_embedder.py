@@ -140,3 +140,18 @@ def test_without_the_int8_rewrite_the_shipped_graph_runs(monkeypatch, caplog):
     assert fallback.compute == "float32" and fallback.batch == embedder.FLOAT_BATCH
     assert "int8 products unavailable" in caplog.text
     assert fallback.embed(["still embeds"]).shape == (1, embedder.DIMENSIONS)
+
+
+def test_the_benchmark_measures_each_configuration():
+    """`python -m bench embed` in miniature: every configuration embeds, the old one as one padded run, and
+    the memory probe runs in a fresh process."""
+    require(embedder.unavailable() is None, "the search extra is missing")
+    from bench import bench_embed
+
+    texts = bench_embed.observer_texts()[:32]
+    report = bench_embed.bench_throughput({"observer": texts}, rounds=1, per_round=1)
+    assert set(report["observer"]["rows_per_s"]) == set(bench_embed.CONFIGS)
+    assert report["compute"] == {"before": "float32", "sorted": "float32", "int8_256": "int8", "int8_arena": "int8",
+                                 "after": "int8"}
+    memory = bench_embed.bench_memory({"after": 64})["after"]
+    assert memory["texts"] == 64 and memory["rss_one_query_mb"] > 50 and memory["flat"]
