@@ -11,16 +11,16 @@ Speed and memory (issue 28; `python -m bench embed` measures each choice against
 
 - **int8 arithmetic.** The wheel stores each weight matrix as int8 with a per-column scale, but its graph
   casts them back to float32 at load, so every product ran in float32 (~27 ms of CPU for a 60-token
-  observation, ~43 ms for 110 tokens). `_int8_graph` rewrites each such `MatMul` into onnxruntime's `DynamicQuantizeMatMul` on the int8
-  weights themselves (activations quantised on the fly, VNNI where the CPU has it): ~3.2× the rows per
-  CPU second at the same length and batching. The rewrite edits the ONNX protobuf through a partial schema of the few fields it touches
-  (everything else passes through untouched), so it needs no package beyond onnxruntime's own
-  `protobuf`; a graph it does not recognise runs as shipped, in float32 (`Embedder.compute` says which).
-  It also folds each product's bias `Add` into the operator (~6 % of a run) and drops the export's NaN
-  guards after each attention softmax (`_nan_guards`, ~10 %), and the session skips onnxruntime's
-  SkipLayerNormalization fusion, measured slower here (~12 %).
-  Vectors move by a cosine of ~0.99 against float32 arithmetic, so `MODEL` names the new arithmetic and
-  stores embedded the old way are re-embedded.
+  observation, ~43 ms for 110 tokens). `_int8_graph` rewrites each such `MatMul` into onnxruntime's
+  `DynamicQuantizeMatMul` on the int8 weights themselves (activations quantised on the fly, VNNI where
+  the CPU has it): ~3.2× the rows per CPU second at the same length and batching. The rewrite edits the
+  ONNX protobuf through a partial schema of the few fields it touches (everything else passes through
+  untouched), so it needs no package beyond onnxruntime's own `protobuf`; a graph it does not recognise
+  runs as shipped, in float32 (`Embedder.compute` says which). It also folds each product's bias `Add`
+  into the operator (~6 % of a run) and drops the export's NaN guards after each attention softmax
+  (`_nan_guards`, ~10 %), and the session skips onnxruntime's SkipLayerNormalization fusion, measured
+  slower here (~12 %). Vectors move by a cosine of ~0.99 against float32 arithmetic, so `MODEL` names
+  the new arithmetic and stores embedded the old way are re-embedded.
 - **One text a run.** `DynamicQuantizeMatMul` picks one activation scale for the whole input tensor, so a
   text batched with others would get a slightly different vector than alone (cosine ~0.99). One text a
   run has no padding at all and makes a text's vector the same whatever it is embedded with. Measured on
