@@ -96,7 +96,8 @@ def _query_vector(text: str, model: str) -> NDArray[np.float32]:
 
 def _meaning(conn: Store, query: SearchQuery) -> tuple[vector_index.VectorIndex, NDArray[np.float32], int]:
     """The index, the query's embedding, and how many covered rows still have no vector."""
-    waiting = embed_for_query(conn, query.filters)
+    waiting = embed_for_query(conn, query.filters) if query.embed_waiting else \
+        vectors.queued_count(conn, query.filters, cap=1000)
     return vector_index.for_store(conn), _query_vector(query.text or "", embedder.MODEL), waiting
 
 

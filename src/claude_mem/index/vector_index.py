@@ -149,14 +149,18 @@ class VectorIndex:
     def _add(self, rows: list[tuple[int, int, str, float, bytes]]) -> None:
         import numpy as np
 
+        size = embedder.DIMENSIONS
+        if any(len(row[4]) != size for row in rows):  # not comparable (a damaged row, another model's size)
+            log.warning("skipped %d vectors whose dimensions are not %d", sum(len(row[4]) != size for row in rows), size)
+            rows = [row for row in rows if len(row[4]) == size]
+            if not rows:
+                return
         ids = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
         vids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
         again = ids[np.isin(ids, self.ids[: self.size][self.alive[: self.size]])] if self.size else ids[:0]
         if len(again):  # a row re-embedded (INSERT OR REPLACE logs no removal): its old vector goes first
             self._remove(again.tolist())
-        matrix = np.frombuffer(b"".join(row[4] for row in rows), dtype=np.int8).reshape(len(rows), -1)
-        if matrix.shape[1] != embedder.DIMENSIONS:  # another model's vectors: not comparable
-            raise ValueError(f"vectors of {matrix.shape[1]} dimensions, expected {embedder.DIMENSIONS}")
+        matrix = np.frombuffer(b"".join(row[4] for row in rows), dtype=np.int8).reshape(len(rows), size)
         codes = np.fromiter((self.codes.setdefault(row[2], len(self.codes)) for row in rows), dtype=np.int32,
                             count=len(rows))
         needed = self.size + len(rows)
@@ -326,19 +330,26 @@ class VectorIndex:
             return None
 
     def save(self) -> None:
-        """Write the graph beside the database (atomically) when it changed since the last save."""
-        from claude_mem.fastpath import files
-
+        """Write the graph beside the database when it changed since the last save: to a temporary file
+        renamed over the old one, its description after it (a crash between leaves a pair that does not
+        match, which the next start rebuilds)."""
         with self.lock:
             if self.graph is None or not self.dirty or self.graph_path is None:
                 return
-            data = bytes(self.graph.save())  # type: ignore[attr-defined]
+            os.makedirs(os.path.dirname(self.graph_path), exist_ok=True)
+            partial = f"{self.graph_path}.{os.getpid()}.tmp"
+            try:
+                self.graph.save(partial)  # type: ignore[attr-defined]
+                os.replace(partial, self.graph_path)
+            finally:
+                if os.path.exists(partial):
+                    os.unlink(partial)
             meta = {"model": self.model, "dimensions": embedder.DIMENSIONS, "database": self.database,
                     "holds": self.last_vector, "count": len(self.graph)}  # type: ignore[arg-type]
+            from claude_mem.fastpath import files
+
+            files.replace_atomically(self._meta_path(), json.dumps(meta).encode())
             self.dirty = False
-        os.makedirs(os.path.dirname(self.graph_path), exist_ok=True)
-        files.replace_atomically(self.graph_path, data)
-        files.replace_atomically(self._meta_path(), json.dumps(meta).encode())
 
 
 def _new_graph() -> object:

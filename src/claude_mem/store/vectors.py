@@ -74,7 +74,7 @@ def queued_count(conn: sqlite3.Connection, filters: SearchFilters | None = None,
     where, args = observation_filters(filters)
     return int(conn.execute(
         "SELECT COUNT(*) FROM (SELECT 1 FROM vector_queue q JOIN observations o ON o.id = q.row_id"
-        " WHERE q.kind = 'observation'" + "".join(f" AND {clause}" for clause in where) + " LIMIT ?",
+        " WHERE q.kind = 'observation'" + "".join(f" AND {clause}" for clause in where) + " LIMIT ?)",
         (*args, cap)).fetchone()[0])
 
 
