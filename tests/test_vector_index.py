@@ -271,3 +271,13 @@ def test_the_worker_keeps_the_graph_saved_and_a_forgotten_vector_leaves_it(tmp_p
     finally:
         cli("worker", "stop")
         conn.close()
+
+
+def test_the_vector_index_library_and_the_model_runtime_load_in_either_order():
+    """usearch 2.26 crashed the process (SIGSEGV) when imported before onnxruntime: the pin holds."""
+    import subprocess
+    import sys
+
+    for first, second in (("usearch.index", "onnxruntime"), ("onnxruntime", "usearch.index")):
+        done = subprocess.run([sys.executable, "-c", f"import {first}; import {second}"], capture_output=True, timeout=120)
+        assert done.returncode == 0, (first, second, done.returncode, done.stderr[-500:])
