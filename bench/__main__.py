@@ -66,6 +66,11 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
             target = targets.get(mode)
             found.append((f"LoCoMo R@5, {mode} search ({figures['p50_ms']} ms p50)", f"{figures['R@5']} (R@10 {figures['R@10']})",
                           f"≥ {target}" if target else "", figures["R@5"] >= target if target else None))
+        compact = locomo.get("int8_vs_float32")
+        if compact:
+            found.append(("LoCoMo hybrid R@5, int8 vectors vs exact float32 (same run)",
+                          f"{compact['hybrid_R@5_int8']} vs {compact['hybrid_R@5_float32']} (loss {compact['loss']})",
+                          f"loss ≤ {compact['target_loss']}", compact["loss"] <= compact["target_loss"]))
         for way, figures in locomo.get("prompt_memory", {}).items():
             found.append((f"LoCoMo prompt memory ({way})", f"evidence added {figures['evidence_added']}, "
                           f"unrelated answered {figures['unrelated_spoke']}", "", None))
