@@ -90,7 +90,7 @@ def unavailable() -> str | None:
 def clean(text: str) -> str:
     """What the tokenizer can take: a lone surrogate (it cannot be UTF-8) becomes U+FFFD, an empty text a
     space (the model needs one token besides its markers), a huge one its first `MAX_CHARS` characters."""
-    text = text[:MAX_CHARS] or " "
+    text = (text or "")[:MAX_CHARS] or " "  # None too, as a NULL column would give
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
