@@ -154,6 +154,12 @@ def test_the_graph_answers_like_exact_search_and_follows_writes_and_forgets(conn
     assert len(set(exact) & {row_id for row_id, _c in index.nearest(conn, query, SearchFilters(), 10)}) >= 9
     other = SearchQuery.build("x", project="/other").filters
     assert {row_id for row_id, _c in index.nearest(conn, query, other, 10)} <= set(ids[400:])
+    assert not index.flat and not len(index.matrix)  # the graph holds the vectors, the matrix went
+    rare = [add_observation(conn, PROJECT, f"bug {n}", kind="bugfix") for n in range(3)]
+    conn.commit()
+    semantic.store_vectors(conn, [("observation", row_id) for row_id in rare], unit_vectors(3, seed=11))
+    bugs = SearchQuery.build("x", types="bugfix").filters  # too rare to find through the graph: exact, from the store
+    assert sorted(row_id for row_id, _c in vector_index.for_store(conn).nearest(conn, query, bugs, 10)) == rare
 
     gone = ids[3]
     forget(conn, str(tmp_path), ids=[gone])
