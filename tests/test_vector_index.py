@@ -154,6 +154,18 @@ def test_the_graph_answers_like_exact_search_and_follows_writes_and_forgets(conn
     assert len(set(exact) & {row_id for row_id, _c in index.nearest(conn, query, SearchFilters(), 10)}) >= 9
     other = SearchQuery.build("x", project="/other").filters
     assert {row_id for row_id, _c in index.nearest(conn, query, other, 10)} <= set(ids[400:])
+    assert not index.flat and not len(index.matrix)  # the graph holds the vectors, the matrix went
+    rare = [add_observation(conn, PROJECT, f"bug {n}", kind="bugfix") for n in range(3)]
+    conn.commit()
+    semantic.store_vectors(conn, [("observation", row_id) for row_id in rare], unit_vectors(3, seed=11))
+    bugs = SearchQuery.build("x", types="bugfix").filters  # too rare to find through the graph: exact, from the store
+    assert sorted(row_id for row_id, _c in vector_index.for_store(conn).nearest(conn, query, bugs, 10)) == rare
+
+    moved = ids[0]
+    conn.execute("UPDATE observations SET project = '/other' WHERE id = ?", (moved,))  # as a project merge does
+    conn.commit()
+    assert moved in {row_id for row_id, _c in vector_index.for_store(conn).nearest(conn, matrix[0], other, 5)}
+    assert moved not in {row_id for row_id, _c in index.nearest(conn, matrix[0], SearchQuery.build("x", project=PROJECT).filters, 5)}
 
     gone = ids[3]
     forget(conn, str(tmp_path), ids=[gone])
@@ -281,3 +293,18 @@ def test_the_vector_index_library_and_the_model_runtime_load_in_either_order():
     for first, second in (("usearch.index", "onnxruntime"), ("onnxruntime", "usearch.index")):
         done = subprocess.run([sys.executable, "-c", f"import {first}; import {second}"], capture_output=True, timeout=120)
         assert done.returncode == 0, (first, second, done.returncode, done.stderr[-500:])
+
+
+def test_a_graph_that_cannot_be_saved_is_logged_and_search_goes_on(conn, tmp_path, graph_dir, caplog):
+    from claude_mem.worker.embedding_service import EmbeddingService
+
+    ids = observations(conn, 50)
+    semantic.store_vectors(conn, [("observation", row_id) for row_id in ids], unit_vectors(len(ids)))
+    index = vector_index.for_store(conn)
+    index.build_graph()
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the vectors directory should be")
+    index.graph_path = str(blocker / "graph.usearch")  # as a full or read-only disk would refuse it
+    EmbeddingService()._save(now=True)
+    assert "the vector index could not be saved" in caplog.text
+    assert index.dirty and len(index.nearest(conn, unit_vectors(1)[0], SearchFilters(), 5)) == 5

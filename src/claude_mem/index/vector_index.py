@@ -112,9 +112,10 @@ class VectorIndex:
         self.ids = np.zeros(0, dtype=np.int64)
         self.vids = np.zeros(0, dtype=np.int64)  # each vector's id in the store (a re-embedded row gets a new one)
         self.projects = np.zeros(0, dtype=np.int32)
-        self.matrix = np.zeros((0, embedder.DIMENSIONS), dtype=np.int8)
+        self.matrix = np.zeros((0, embedder.DIMENSIONS), dtype=np.int8)  # held until the graph holds the vectors
+        self.flat = True
         self.alive = np.zeros(0, dtype=bool)
-        self.size = 0
+        self.size = self.count = 0  # positions used, vectors alive
         self.codes: dict[str, int] = {}
         self.last_vector = self.last_removal = 0
         self.generation = -1
@@ -141,12 +142,33 @@ class VectorIndex:
                     self.last_removal = gone[-1][0]
                 elif self.size == 0:
                     self.last_removal = vectors.marks(conn)[1]
+                first = self.size == 0
+                if first:  # every array sized once: growing by copies would leave the heap fragmented
+                    self._reserve(vectors.observation_vector_count(conn, self.model))
                 while rows := vectors.observation_vectors(conn, self.model, self.last_vector, LOAD_CHUNK):
-                    self._add(rows)
+                    self._add(rows, fresh=first)
                     self.last_vector = rows[-1][0]
                 self.generation = generation
+            if first and self.size > LOAD_CHUNK:
+                _release_freed_memory()
 
-    def _add(self, rows: list[tuple[int, int, str, float, bytes]]) -> None:
+    def _reserve(self, capacity: int) -> None:
+        """Room for `capacity` vectors in all (positions already used are kept)."""
+        import numpy as np
+
+        if capacity <= len(self.ids):
+            return
+        self.ids = np.resize(self.ids, capacity)
+        self.vids = np.resize(self.vids, capacity)
+        self.projects = np.resize(self.projects, capacity)
+        self.alive = np.resize(self.alive, capacity)
+        if self.flat:
+            grown = np.zeros((capacity, embedder.DIMENSIONS), dtype=np.int8)
+            grown[: self.size] = self.matrix[: self.size]
+            self.matrix = grown
+
+    def _add(self, rows: list[tuple[int, int, str, float, bytes]], fresh: bool = False) -> None:
+        """Hold these vectors (`fresh`: a first load, where no row can be held already)."""
         import numpy as np
 
         size = embedder.DIMENSIONS
@@ -157,7 +179,12 @@ class VectorIndex:
                 return
         ids = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
         vids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        again = ids[np.isin(ids, self.ids[: self.size][self.alive[: self.size]])] if self.size else ids[:0]
+        if fresh or not self.size:
+            again = ids[:0]
+        elif self.graph is not None and not self.building:  # the graph's key lookup: no scan of every id
+            again = ids[np.asarray(self.graph.contains(ids), dtype=np.bool_)]  # type: ignore[attr-defined]
+        else:
+            again = ids[np.isin(ids, self.ids[: self.size][self.alive[: self.size]])]
         if len(again):  # a row re-embedded (INSERT OR REPLACE logs no removal): its old vector goes first
             self._remove(again.tolist())
         matrix = np.frombuffer(b"".join(row[4] for row in rows), dtype=np.int8).reshape(len(rows), size)
@@ -165,19 +192,13 @@ class VectorIndex:
                             count=len(rows))
         needed = self.size + len(rows)
         if needed > len(self.ids):
-            capacity = max(needed, 2 * len(self.ids), 1024)
-            self.ids = np.resize(self.ids, capacity)
-            self.vids = np.resize(self.vids, capacity)
-            self.projects = np.resize(self.projects, capacity)
-            self.alive = np.resize(self.alive, capacity)
-            grown = np.zeros((capacity, embedder.DIMENSIONS), dtype=np.int8)
-            grown[: self.size] = self.matrix[: self.size]
-            self.matrix = grown
+            self._reserve(max(needed, len(self.ids) + len(self.ids) // 4, 1024))
         end = self.size + len(rows)
-        self.ids[self.size:end], self.vids[self.size:end] = ids, vids
-        self.projects[self.size:end], self.matrix[self.size:end] = codes, matrix
+        self.ids[self.size:end], self.vids[self.size:end], self.projects[self.size:end] = ids, vids, codes
+        if self.flat:
+            self.matrix[self.size:end] = matrix
         self.alive[self.size:end] = True
-        self.size = end
+        self.size, self.count = end, self.count + len(rows)
         if self.graph is not None and not self.building:
             self.graph.add(ids, matrix, threads=1)  # type: ignore[attr-defined]
             self.dirty = True
@@ -190,7 +211,9 @@ class VectorIndex:
         positions = np.flatnonzero(np.isin(self.ids[: self.size], np.array(row_ids, dtype=np.int64))
                                    & self.alive[: self.size])
         self.alive[positions] = False
-        self.matrix[positions] = 0  # nothing of a removed vector stays readable in memory
+        self.count -= len(positions)
+        if self.flat:
+            self.matrix[positions] = 0  # nothing of a removed vector stays readable in memory
         if self.graph is not None and not self.building:
             _erase(self.graph, self.ids[positions])
             self.dirty = True
@@ -198,7 +221,7 @@ class VectorIndex:
     # -- searching ------------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return int(self.alive[: self.size].sum())
+        return self.count
 
     def _mask(self, conn: Store, filters: SearchFilters) -> NDArray[np.bool_] | None:
         """Which positions pass `filters` (None: all alive ones)."""
@@ -239,8 +262,22 @@ class VectorIndex:
                     if len(keys) >= min(count, wanted):
                         return [(int(key), float(cosine)) for key, cosine in zip(keys[:count], cosines[:count], strict=True)]
             positions = np.flatnonzero(alive)
-            best, cosines = _best_exact(self.matrix[positions], quantized[0], count)
-            return [(int(self.ids[positions[p]]), float(c)) for p, c in zip(best, cosines, strict=True)]
+            if self.flat:
+                matrix, ids = self.matrix[positions], self.ids[positions]
+            else:  # a rare filter over a large store: its rows' vectors read from the store
+                ids, matrix = self._stored(conn, self.ids[positions])
+            best, cosines = _best_exact(matrix, quantized[0], count)
+            return [(int(ids[p]), float(c)) for p, c in zip(best, cosines, strict=True)]
+
+    def _stored(self, conn: Store, row_ids: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int8]]:
+        import numpy as np
+
+        found = vectors.observation_vectors_of(conn, self.model, [int(row_id) for row_id in row_ids])
+        found = [(row_id, vector) for row_id, vector in found if len(vector) == embedder.DIMENSIONS]
+        ids = np.fromiter((row_id for row_id, _v in found), dtype=np.int64, count=len(found))
+        matrix = np.frombuffer(b"".join(vector for _id, vector in found), dtype=np.int8).reshape(len(found), -1) \
+            if found else np.zeros((0, embedder.DIMENSIONS), dtype=np.int8)
+        return ids, matrix
 
     def cosines(self, conn: Store, query: NDArray[np.float32], row_ids: list[int]) -> dict[int, float]:
         """The cosine of `query` to each of these observations that has a vector (read from the store: a
@@ -264,6 +301,8 @@ class VectorIndex:
     def build_graph(self) -> None:
         """Load the saved graph if it belongs to this database, else build one from the vectors in memory
         (slow: the worker runs it on a thread; exact search answers meanwhile); then bring it in step."""
+        import numpy as np
+
         with self.lock:
             if self.graph is not None or self.building or not self.wants_graph():
                 return
@@ -287,6 +326,10 @@ class VectorIndex:
             self.graph, self.building, self.graph_holds = graph, False, holds
             self._reconcile()
             self.dirty = True
+            # the graph holds every vector now: the matrix goes (~40 MB at 100k rows)
+            self.flat, self.matrix = False, np.zeros((0, embedder.DIMENSIONS), dtype=np.int8)
+        del ids, matrix
+        _release_freed_memory()
 
     def _reconcile(self) -> None:
         """Make the graph hold exactly the alive vectors in memory: drop what is gone, add what it lacks
@@ -350,6 +393,18 @@ class VectorIndex:
 
             files.replace_atomically(self._meta_path(), json.dumps(meta).encode())
             self.dirty = False
+
+
+def _release_freed_memory() -> None:
+    """Hand the heap's free pages back to the system (glibc keeps them after a large load or build)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
+        pass
 
 
 def _new_graph() -> object:

@@ -149,6 +149,11 @@ def observation_vectors(conn: sqlite3.Connection, model: str, after: int, limit:
         " WHERE v.id > ? AND v.kind = 'observation' AND v.model = ? ORDER BY v.id LIMIT ?", (after, model, limit)).fetchall()
 
 
+def observation_vector_count(conn: sqlite3.Connection, model: str) -> int:
+    """How many observations have a vector of `model`."""
+    return int(conn.execute("SELECT COUNT(*) FROM vectors WHERE kind = 'observation' AND model = ?", (model,)).fetchone()[0])
+
+
 def observation_vectors_of(conn: sqlite3.Connection, model: str, row_ids: list[int]) -> list[tuple[int, bytes]]:
     """(observation id, int8 vector) of each of these observations that has a vector of `model`."""
     found: list[tuple[int, bytes]] = []

@@ -20,8 +20,15 @@ export function showHealth(health) {
   showCounts(health.queue);
 }
 
-// Search by meaning: how much is embedded, how fast the backfill goes, how long it has left.
+// Search by meaning: how much is embedded, how fast the backfill goes, how long it has left; while the
+// backfill runs, /health is asked again every 10 s (the stream sends health once, when it opens).
+let vectorsTimer = null;
+
 function showVectors(vectors) {
+  clearTimeout(vectorsTimer);
+  if (vectors && vectors.available && vectors.queued) {
+    vectorsTimer = setTimeout(() => api("/health").then(showHealth).catch(() => {}), 10_000);
+  }
   const line = $("meaning");
   line.hidden = !vectors;
   if (!vectors) return;
