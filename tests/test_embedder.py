@@ -155,3 +155,27 @@ def test_the_benchmark_measures_each_configuration():
                                  "after": "int8"}
     memory = bench_embed.bench_memory({"after": 64})["after"]
     assert memory["texts"] == 64 and memory["rss_one_query_mb"] > 50 and memory["flat"]
+
+
+def test_a_query_does_not_wait_for_a_whole_backfill_batch(model):
+    """The lock is taken one run at a time: a query embedded while another thread embeds a large batch is
+    answered between two of the batch's texts, long before the batch ends."""
+    import threading
+    import time
+
+    batch = [f"{n} {LONG}" for n in range(96)]
+    started, done = threading.Event(), threading.Event()
+
+    def backfill() -> None:
+        started.set()
+        model.embed(batch)
+        done.set()
+
+    worker = threading.Thread(target=backfill)
+    worker.start()
+    started.wait()
+    time.sleep(0.2)  # the batch (~1.5 s of runs) is under way
+    query = model.embed(["why did the worker restart"])
+    answered_during_backfill = not done.is_set()
+    worker.join()
+    assert query.shape == (1, embedder.DIMENSIONS) and answered_during_backfill

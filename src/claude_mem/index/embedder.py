@@ -28,7 +28,8 @@ Speed and memory (issue 28; `python -m bench embed` measures each choice against
   60-token observations it costs ~10 % against sorted batches of 4 (more on prompts of a few words, which
   are cheap anyway) and beats padded batches of 32, which waste ~25 % on padding. Float32 arithmetic (the
   fallback) is batch-independent, so there texts run sorted by token length in sub-batches of
-  `FLOAT_BATCH`, padded only to the longest of texts of similar length.
+  `FLOAT_BATCH`, padded only to the longest of texts of similar length. The model's lock is taken a run
+  at a time, so a search's query embedded while the worker backfills waits for one text, not a batch.
 - **128 tokens.** all-MiniLM-L6-v2 was trained on sequences of up to 128 word pieces. An observation
   (title, subtitle, narrative) is ~60-130 tokens, so 128 keeps nearly all of it, while 256 lets a long
   text cost 2.3× as much (~320-token texts: 30 against 70 rows per CPU second) for words past what the
