@@ -303,4 +303,17 @@ def shared() -> Embedder:
     with _shared_lock:
         if _shared is None:
             _shared = Embedder()
+            release_freed_memory()  # loading and rewriting the graph leaves ~30 MB of free heap behind
         return _shared
+
+
+def release_freed_memory() -> None:
+    """Hand the heap's free pages back to the system (glibc keeps them after a large load or build)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
+        pass

@@ -150,7 +150,7 @@ class VectorIndex:
                     self.last_vector = rows[-1][0]
                 self.generation = generation
             if first and self.size > LOAD_CHUNK:
-                _release_freed_memory()
+                embedder.release_freed_memory()
 
     def _reserve(self, capacity: int) -> None:
         """Room for `capacity` vectors in all (positions already used are kept)."""
@@ -329,7 +329,7 @@ class VectorIndex:
             # the graph holds every vector now: the matrix goes (~40 MB at 100k rows)
             self.flat, self.matrix = False, np.zeros((0, embedder.DIMENSIONS), dtype=np.int8)
         del ids, matrix
-        _release_freed_memory()
+        embedder.release_freed_memory()
 
     def _reconcile(self) -> None:
         """Make the graph hold exactly the alive vectors in memory: drop what is gone, add what it lacks
@@ -393,18 +393,6 @@ class VectorIndex:
 
             files.replace_atomically(self._meta_path(), json.dumps(meta).encode())
             self.dirty = False
-
-
-def _release_freed_memory() -> None:
-    """Hand the heap's free pages back to the system (glibc keeps them after a large load or build)."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
-        pass
 
 
 def _new_graph() -> object:
