@@ -218,9 +218,14 @@ def test_vectors_of_the_wrong_dimension_are_skipped_not_fatal(conn, caplog):
     ids = observations(conn, 3)
     semantic.store_vectors(conn, [("observation", row_id) for row_id in ids[:2]], unit_vectors(2))
     vectors.save(conn, embedder.MODEL, [("observation", ids[2], 1.0, b"\x01" * 768)])  # a teammate's other model
+    far = conn.execute("INSERT INTO observations (project, type, title, narrative, content_hash, id)"
+                       " VALUES (?, 'discovery', 'far', 'n', 'h-far', ?)", (PROJECT, vector_index.MAX_ID + 5)).lastrowid
+    conn.commit()
+    semantic.store_vectors(conn, [("observation", far)], unit_vectors(1, seed=5))  # no 2**26-entry map for it
     found = search(conn, SearchQuery.build("note", mode="semantic", project=PROJECT))
     assert found.mode == "semantic"
-    assert "dimensions" in caplog.text
+    assert "not 384 dimensions, or an observation id past" in caplog.text
+    assert len(vector_index.for_store(conn)) == 2 and len(vector_index.for_store(conn).position_of) < 10_000
 
 
 # -- searches embed what they need, or say what they could not compare ---------------------------------

@@ -41,6 +41,9 @@ EXPANSION_SEARCH = 64
 # a filter rarer than that is searched exactly over the rows it keeps.
 OVERSAMPLE_MAX = 4096
 LOAD_CHUNK = 20_000
+# Observation ids are SQLite's own, one per row ever stored: the index maps them to positions densely
+# (4 bytes an id). An id past this (no real store reaches it) is not indexed, with a warning.
+MAX_ID = 1 << 26
 
 
 def strategy() -> str:
@@ -110,6 +113,8 @@ class VectorIndex:
         import numpy as np
 
         self.ids = np.zeros(0, dtype=np.int64)
+        # observation id → its position (-1: none): finding a row, or a graph hit's project, costs no scan
+        self.position_of = np.full(0, -1, dtype=np.int32)
         self.vids = np.zeros(0, dtype=np.int64)  # each vector's id in the store (a re-embedded row gets a new one)
         self.projects = np.zeros(0, dtype=np.int32)
         self.matrix = np.zeros((0, embedder.DIMENSIONS), dtype=np.int8)  # held until the graph holds the vectors
@@ -172,19 +177,18 @@ class VectorIndex:
         import numpy as np
 
         size = embedder.DIMENSIONS
-        if any(len(row[4]) != size for row in rows):  # not comparable (a damaged row, another model's size)
-            log.warning("skipped %d vectors whose dimensions are not %d", sum(len(row[4]) != size for row in rows), size)
-            rows = [row for row in rows if len(row[4]) == size]
+        unfit = [row for row in rows if len(row[4]) != size or not 0 <= row[1] < MAX_ID]
+        if unfit:  # not comparable (a damaged row, another model's size), or an id past any real store's
+            log.warning("skipped %d vectors: not %d dimensions, or an observation id past %d", len(unfit), size, MAX_ID)
+            rows = [row for row in rows if len(row[4]) == size and 0 <= row[1] < MAX_ID]
             if not rows:
                 return
         ids = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
         vids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
         if fresh or not self.size:
             again = ids[:0]
-        elif self.graph is not None and not self.building:  # the graph's key lookup: no scan of every id
-            again = ids[np.asarray(self.graph.contains(ids), dtype=np.bool_)]  # type: ignore[attr-defined]
         else:
-            again = ids[np.isin(ids, self.ids[: self.size][self.alive[: self.size]])]
+            again = ids[self._positions(ids) >= 0]
         if len(again):  # a row re-embedded (INSERT OR REPLACE logs no removal): its old vector goes first
             self._remove(again.tolist())
         matrix = np.frombuffer(b"".join(row[4] for row in rows), dtype=np.int8).reshape(len(rows), size)
@@ -195,6 +199,12 @@ class VectorIndex:
             self._reserve(max(needed, len(self.ids) + len(self.ids) // 4, 1024))
         end = self.size + len(rows)
         self.ids[self.size:end], self.vids[self.size:end], self.projects[self.size:end] = ids, vids, codes
+        highest = int(ids.max())
+        if highest >= len(self.position_of):
+            grown = np.full(max(highest + 1, len(self.position_of) + len(self.position_of) // 4), -1, dtype=np.int32)
+            grown[: len(self.position_of)] = self.position_of
+            self.position_of = grown
+        self.position_of[ids] = np.arange(self.size, end, dtype=np.int32)
         if self.flat:
             self.matrix[self.size:end] = matrix
         self.alive[self.size:end] = True
@@ -203,14 +213,24 @@ class VectorIndex:
             self.graph.add(ids, matrix, threads=1)  # type: ignore[attr-defined]
             self.dirty = True
 
+    def _positions(self, row_ids: NDArray[np.int64]) -> NDArray[np.int32]:
+        """The position of each of these observation ids (-1 where none is held)."""
+        import numpy as np
+
+        inside = (row_ids >= 0) & (row_ids < len(self.position_of))
+        found = np.full(len(row_ids), -1, dtype=np.int32)
+        found[inside] = self.position_of[row_ids[inside]]
+        return found
+
     def _remove(self, row_ids: list[int]) -> None:
         import numpy as np
 
         if not self.size:
             return
-        positions = np.flatnonzero(np.isin(self.ids[: self.size], np.array(row_ids, dtype=np.int64))
-                                   & self.alive[: self.size])
+        positions = self._positions(np.array(row_ids, dtype=np.int64))
+        positions = positions[positions >= 0]
         self.alive[positions] = False
+        self.position_of[self.ids[positions]] = -1
         self.count -= len(positions)
         if self.flat:
             self.matrix[positions] = 0  # nothing of a removed vector stays readable in memory
@@ -257,7 +277,9 @@ class VectorIndex:
                     found = graph.search(quantized[0], min(count * oversample, len(self)), threads=1)  # type: ignore[attr-defined]
                     keys, cosines = found.keys.astype(np.int64), (1.0 - found.distances).astype(np.float32)
                     if mask is not None:
-                        keep = np.isin(keys, self.ids[: self.size][mask])
+                        at = self._positions(keys)
+                        keep = at >= 0
+                        keep[keep] = mask[at[keep]]
                         keys, cosines = keys[keep], cosines[keep]
                     if len(keys) >= min(count, wanted):
                         return [(int(key), float(cosine)) for key, cosine in zip(keys[:count], cosines[:count], strict=True)]
