@@ -66,10 +66,16 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
             target = targets.get(mode)
             found.append((f"LoCoMo R@5, {mode} search ({figures['p50_ms']} ms p50)", f"{figures['R@5']} (R@10 {figures['R@10']})",
                           f"≥ {target}" if target else "", figures["R@5"] >= target if target else None))
+        compact = locomo.get("int8_vs_float32")
+        if compact:
+            found.append(("LoCoMo hybrid R@5, int8 vectors vs exact float32 (same run)",
+                          f"{compact['hybrid_R@5_int8']} vs {compact['hybrid_R@5_float32']} (loss {compact['loss']})",
+                          f"loss ≤ {compact['target_loss']}", compact["loss"] <= compact["target_loss"]))
         for way, figures in locomo.get("prompt_memory", {}).items():
             found.append((f"LoCoMo prompt memory ({way})", f"evidence added {figures['evidence_added']}, "
                           f"unrelated answered {figures['unrelated_spoke']}", "", None))
     found += search_rows(report.get("search"))
+    found += embed_rows(report.get("embed"))
     found += startup_rows(report.get("startup"))
     found += export_rows(report.get("export"))
     transcripts = report.get("import_transcripts")
@@ -152,6 +158,31 @@ def hooks_rows(hooks: dict | None) -> list[tuple[str, str, str, bool | None]]:
         if hooks.get(name):
             found.append((f"post-tool hook wall, 100 KB Read ({label})",
                           f"{hooks[name]['hook_ms_median']} ms = {hooks[name]['ratio']}× bare python", "", None))
+    return found
+
+
+def embed_rows(embed: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    """The `embed` benchmark's figures: rows per CPU second of each text source against the old settings in
+    the same run (the target on observation-length texts), and resident memory after a long backfill."""
+    if not embed:
+        return []
+    if "unavailable" in embed:
+        return [("embedding throughput", f"not measured: {embed['unavailable']}", "", None)]
+    found: list[tuple[str, str, str, bool | None]] = []
+    target = embed["target_rows_per_s"]
+    for source, tokens in embed["tokens"].items():
+        rates, ratios = embed["throughput"][source]["rows_per_s"], embed["throughput"][source]["ratio_to_before"]
+        found.append((f"embedding backfill, {source} texts ({tokens['p50']} tokens p50, {tokens['over_128']:.0%} over 128),"
+                      f" batches of {embed['batch']}, 1 thread",
+                      f"{rates['after']} rows/CPU s = {ratios['after']}× before ({rates['before']}); int8 at 256 tokens "
+                      f"{rates['int8_256']}, float32 sorted {rates['sorted']}, arena on {rates['int8_arena']}",
+                      f"≥ {target:g} rows/s" if source != "long" else "", rates["after"] >= target if source != "long" else None))
+    for name, memory in embed["memory"].items():
+        found.append((f"embedder RSS after {memory['texts']:,} long texts + 1 query ({name})",
+                      f"{memory['rss_after_mb']} MB = +{memory['growth_mb']} MB over one query "
+                      f"({memory['rss_one_query_mb']} MB; peak {memory['peak_rss_mb']} MB)",
+                      f"flat (≤ +{embed['flat_mb']:g} MB)" if name == "after" else "",
+                      memory["flat"] if name == "after" else None))
     return found
 
 

@@ -48,7 +48,7 @@ EXPECTED_TABLES = {
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
     *(f"{t}_vector_{op}" for t in ("observations", "summaries", "prompts") for op in ("queue", "delete", "update")),
-    "prompts_vector_private", "prompts_vector_public",  # m016: the queue of rows to embed
+    "prompts_vector_private", "prompts_vector_public", "observations_vector_move",  # m016: the queue, moves
     "vectors_generation_insert", "vectors_generation_delete"} | {
     f"{t}_uid_insert" for t in ("sessions", "prompts", "observations", "summaries")} | {
     f"{t}_team_tombstone" for t in ("sessions", "prompts", "observations", "summaries")} | {"sessions_team_changed"} | {

@@ -242,3 +242,24 @@ def test_the_page_uses_no_inline_code_and_the_csp_holds(served, open_page):
     })""")
     assert blocked is True and page.evaluate("window.__inline") is None
     assert [error for error in watched.console_errors if "Content Security Policy" not in error] == []
+
+
+def test_the_side_panel_shows_the_embedding_backfill_and_its_eta(served, open_page, data_dir):
+    seed(data_dir)
+    served.start()
+    watched = open_page(served.url)
+    page = watched.page
+    wait_for(lambda: served.ctx.bus.subscriber_count == 1, 10, "the page's stream")
+    provider = {"name": "offline", "ok": True, "reason": ""}
+    backfill = {"model": "m", "available": True, "reason": "", "embedded": 1200, "queued": 3800, "total": 5000,
+                "rate": 104.2, "eta_s": 37, "index": {"kind": "exact", "size": 1200}}
+    served.ctx.bus.publish("health", {"provider": provider, "vectors": backfill})
+    wait_for(lambda: page.text_content("#meaning") == "Search by meaning: 1,200 of 5,000 embedded · 104.2/s · about 37 s left",
+             10, "the backfill line")
+    served.ctx.bus.publish("health", {"provider": provider, "vectors": {**backfill, "embedded": 5000, "queued": 0}})
+    wait_for(lambda: page.text_content("#meaning") == "Search by meaning: all 5,000 embedded", 10, "the done line")
+    served.ctx.bus.publish("health", {"provider": provider, "vectors": {**backfill, "available": False,
+                                                                         "reason": "the search extra is not installed"}})
+    wait_for(lambda: page.text_content("#meaning") == "Search by meaning: off (the search extra is not installed)",
+             10, "the off line")
+    watched.assert_clean()

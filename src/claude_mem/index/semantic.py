@@ -13,6 +13,7 @@ on (fused scores are relative to the candidates).
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -94,10 +95,25 @@ def _query_vector(text: str, model: str) -> NDArray[np.float32]:
     return vector
 
 
-def _meaning(conn: Store, query: SearchQuery) -> tuple[vector_index.VectorIndex, NDArray[np.float32], int]:
+_embedding_thread: ThreadPoolExecutor | None = None
+
+
+def _embedding_started(text: str) -> Future[NDArray[np.float32]]:
+    """The query's embedding, computed on a thread of its own: the model runs while SQLite ranks the
+    words (both release the GIL), so a hybrid search waits for the slower of the two, not their sum."""
+    global _embedding_thread
+    if _embedding_thread is None:
+        _embedding_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedding")
+    return _embedding_thread.submit(_query_vector, text, embedder.MODEL)
+
+
+def _meaning(conn: Store, query: SearchQuery, vector: Future[NDArray[np.float32]] | None = None
+             ) -> tuple[vector_index.VectorIndex, NDArray[np.float32], int]:
     """The index, the query's embedding, and how many covered rows still have no vector."""
-    waiting = embed_for_query(conn, query.filters)
-    return vector_index.for_store(conn), _query_vector(query.text or "", embedder.MODEL), waiting
+    waiting = embed_for_query(conn, query.filters) if query.embed_waiting else \
+        vectors.queued_count(conn, query.filters, cap=1000)
+    index = vector_index.for_store(conn)
+    return index, vector.result() if vector is not None else _query_vector(query.text or "", embedder.MODEL), waiting
 
 
 def _not_embedded(result: SearchResult, waiting: int) -> SearchResult:
@@ -160,11 +176,12 @@ class HybridIndex:
         if query.text is None or query.kinds != ("observation",):
             return KeywordIndex().search(conn, query)
         expression = fts.keyword_expression(query.text)
+        embedding = _embedding_started(query.text)
         keyword: dict[int, float] = {}
         if expression:
             hits = repository.observation_hits(conn, expression, query.filters, "relevance", CANDIDATES).rows
             keyword = {int(hit["id"]): -float(hit["score"]) for hit in hits}  # bm25: lower is better
-        index, vector, waiting = _meaning(conn, query)
+        index, vector, waiting = _meaning(conn, query, embedding)
         semantic = dict(index.nearest(conn, vector, query.filters, CANDIDATES))
         fused = fuse(keyword, semantic)
         ranked = sorted(fused.items(), key=lambda item: (-item[1], -item[0]))

@@ -41,6 +41,9 @@ EXPANSION_SEARCH = 64
 # a filter rarer than that is searched exactly over the rows it keeps.
 OVERSAMPLE_MAX = 4096
 LOAD_CHUNK = 20_000
+# Observation ids are SQLite's own, one per row ever stored: the index maps them to positions densely
+# (4 bytes an id). An id past this (no real store reaches it) is not indexed, with a warning.
+MAX_ID = 1 << 26
 
 
 def strategy() -> str:
@@ -110,11 +113,14 @@ class VectorIndex:
         import numpy as np
 
         self.ids = np.zeros(0, dtype=np.int64)
+        # observation id → its position (-1: none): finding a row, or a graph hit's project, costs no scan
+        self.position_of = np.full(0, -1, dtype=np.int32)
         self.vids = np.zeros(0, dtype=np.int64)  # each vector's id in the store (a re-embedded row gets a new one)
         self.projects = np.zeros(0, dtype=np.int32)
-        self.matrix = np.zeros((0, embedder.DIMENSIONS), dtype=np.int8)
+        self.matrix = np.zeros((0, embedder.DIMENSIONS), dtype=np.int8)  # held until the graph holds the vectors
+        self.flat = True
         self.alive = np.zeros(0, dtype=bool)
-        self.size = 0
+        self.size = self.count = 0  # positions used, vectors alive
         self.codes: dict[str, int] = {}
         self.last_vector = self.last_removal = 0
         self.generation = -1
@@ -141,52 +147,93 @@ class VectorIndex:
                     self.last_removal = gone[-1][0]
                 elif self.size == 0:
                     self.last_removal = vectors.marks(conn)[1]
+                first = self.size == 0
+                if first:  # every array sized once: growing by copies would leave the heap fragmented
+                    self._reserve(vectors.observation_vector_count(conn, self.model))
                 while rows := vectors.observation_vectors(conn, self.model, self.last_vector, LOAD_CHUNK):
-                    self._add(rows)
+                    self._add(rows, fresh=first)
                     self.last_vector = rows[-1][0]
                 self.generation = generation
+            if first and self.size > LOAD_CHUNK:
+                embedder.release_freed_memory()
 
-    def _add(self, rows: list[tuple[int, int, str, float, bytes]]) -> None:
+    def _reserve(self, capacity: int) -> None:
+        """Room for `capacity` vectors in all (positions already used are kept)."""
         import numpy as np
 
+        if capacity <= len(self.ids):
+            return
+        self.ids = np.resize(self.ids, capacity)
+        self.vids = np.resize(self.vids, capacity)
+        self.projects = np.resize(self.projects, capacity)
+        self.alive = np.resize(self.alive, capacity)
+        if self.flat:
+            grown = np.zeros((capacity, embedder.DIMENSIONS), dtype=np.int8)
+            grown[: self.size] = self.matrix[: self.size]
+            self.matrix = grown
+
+    def _add(self, rows: list[tuple[int, int, str, float, bytes]], fresh: bool = False) -> None:
+        """Hold these vectors (`fresh`: a first load, where no row can be held already)."""
+        import numpy as np
+
+        size = embedder.DIMENSIONS
+        unfit = [row for row in rows if len(row[4]) != size or not 0 <= row[1] < MAX_ID]
+        if unfit:  # not comparable (a damaged row, another model's size), or an id past any real store's
+            log.warning("skipped %d vectors: not %d dimensions, or an observation id past %d", len(unfit), size, MAX_ID)
+            rows = [row for row in rows if len(row[4]) == size and 0 <= row[1] < MAX_ID]
+            if not rows:
+                return
         ids = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
         vids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        again = ids[np.isin(ids, self.ids[: self.size][self.alive[: self.size]])] if self.size else ids[:0]
+        if fresh or not self.size:
+            again = ids[:0]
+        else:
+            again = ids[self._positions(ids) >= 0]
         if len(again):  # a row re-embedded (INSERT OR REPLACE logs no removal): its old vector goes first
             self._remove(again.tolist())
-        matrix = np.frombuffer(b"".join(row[4] for row in rows), dtype=np.int8).reshape(len(rows), -1)
-        if matrix.shape[1] != embedder.DIMENSIONS:  # another model's vectors: not comparable
-            raise ValueError(f"vectors of {matrix.shape[1]} dimensions, expected {embedder.DIMENSIONS}")
+        matrix = np.frombuffer(b"".join(row[4] for row in rows), dtype=np.int8).reshape(len(rows), size)
         codes = np.fromiter((self.codes.setdefault(row[2], len(self.codes)) for row in rows), dtype=np.int32,
                             count=len(rows))
         needed = self.size + len(rows)
         if needed > len(self.ids):
-            capacity = max(needed, 2 * len(self.ids), 1024)
-            self.ids = np.resize(self.ids, capacity)
-            self.vids = np.resize(self.vids, capacity)
-            self.projects = np.resize(self.projects, capacity)
-            self.alive = np.resize(self.alive, capacity)
-            grown = np.zeros((capacity, embedder.DIMENSIONS), dtype=np.int8)
-            grown[: self.size] = self.matrix[: self.size]
-            self.matrix = grown
+            self._reserve(max(needed, len(self.ids) + len(self.ids) // 4, 1024))
         end = self.size + len(rows)
-        self.ids[self.size:end], self.vids[self.size:end] = ids, vids
-        self.projects[self.size:end], self.matrix[self.size:end] = codes, matrix
+        self.ids[self.size:end], self.vids[self.size:end], self.projects[self.size:end] = ids, vids, codes
+        highest = int(ids.max())
+        if highest >= len(self.position_of):
+            grown = np.full(max(highest + 1, len(self.position_of) + len(self.position_of) // 4), -1, dtype=np.int32)
+            grown[: len(self.position_of)] = self.position_of
+            self.position_of = grown
+        self.position_of[ids] = np.arange(self.size, end, dtype=np.int32)
+        if self.flat:
+            self.matrix[self.size:end] = matrix
         self.alive[self.size:end] = True
-        self.size = end
+        self.size, self.count = end, self.count + len(rows)
         if self.graph is not None and not self.building:
             self.graph.add(ids, matrix, threads=1)  # type: ignore[attr-defined]
             self.dirty = True
+
+    def _positions(self, row_ids: NDArray[np.int64]) -> NDArray[np.int32]:
+        """The position of each of these observation ids (-1 where none is held)."""
+        import numpy as np
+
+        inside = (row_ids >= 0) & (row_ids < len(self.position_of))
+        found = np.full(len(row_ids), -1, dtype=np.int32)
+        found[inside] = self.position_of[row_ids[inside]]
+        return found
 
     def _remove(self, row_ids: list[int]) -> None:
         import numpy as np
 
         if not self.size:
             return
-        positions = np.flatnonzero(np.isin(self.ids[: self.size], np.array(row_ids, dtype=np.int64))
-                                   & self.alive[: self.size])
+        positions = self._positions(np.array(row_ids, dtype=np.int64))
+        positions = positions[positions >= 0]
         self.alive[positions] = False
-        self.matrix[positions] = 0  # nothing of a removed vector stays readable in memory
+        self.position_of[self.ids[positions]] = -1
+        self.count -= len(positions)
+        if self.flat:
+            self.matrix[positions] = 0  # nothing of a removed vector stays readable in memory
         if self.graph is not None and not self.building:
             _erase(self.graph, self.ids[positions])
             self.dirty = True
@@ -194,7 +241,7 @@ class VectorIndex:
     # -- searching ------------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return int(self.alive[: self.size].sum())
+        return self.count
 
     def _mask(self, conn: Store, filters: SearchFilters) -> NDArray[np.bool_] | None:
         """Which positions pass `filters` (None: all alive ones)."""
@@ -230,13 +277,29 @@ class VectorIndex:
                     found = graph.search(quantized[0], min(count * oversample, len(self)), threads=1)  # type: ignore[attr-defined]
                     keys, cosines = found.keys.astype(np.int64), (1.0 - found.distances).astype(np.float32)
                     if mask is not None:
-                        keep = np.isin(keys, self.ids[: self.size][mask])
+                        at = self._positions(keys)
+                        keep = at >= 0
+                        keep[keep] = mask[at[keep]]
                         keys, cosines = keys[keep], cosines[keep]
                     if len(keys) >= min(count, wanted):
                         return [(int(key), float(cosine)) for key, cosine in zip(keys[:count], cosines[:count], strict=True)]
             positions = np.flatnonzero(alive)
-            best, cosines = _best_exact(self.matrix[positions], quantized[0], count)
-            return [(int(self.ids[positions[p]]), float(c)) for p, c in zip(best, cosines, strict=True)]
+            if self.flat:
+                matrix, ids = self.matrix[positions], self.ids[positions]
+            else:  # a rare filter over a large store: its rows' vectors read from the store
+                ids, matrix = self._stored(conn, self.ids[positions])
+            best, cosines = _best_exact(matrix, quantized[0], count)
+            return [(int(ids[p]), float(c)) for p, c in zip(best, cosines, strict=True)]
+
+    def _stored(self, conn: Store, row_ids: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int8]]:
+        import numpy as np
+
+        found = vectors.observation_vectors_of(conn, self.model, [int(row_id) for row_id in row_ids])
+        found = [(row_id, vector) for row_id, vector in found if len(vector) == embedder.DIMENSIONS]
+        ids = np.fromiter((row_id for row_id, _v in found), dtype=np.int64, count=len(found))
+        matrix = np.frombuffer(b"".join(vector for _id, vector in found), dtype=np.int8).reshape(len(found), -1) \
+            if found else np.zeros((0, embedder.DIMENSIONS), dtype=np.int8)
+        return ids, matrix
 
     def cosines(self, conn: Store, query: NDArray[np.float32], row_ids: list[int]) -> dict[int, float]:
         """The cosine of `query` to each of these observations that has a vector (read from the store: a
@@ -260,6 +323,8 @@ class VectorIndex:
     def build_graph(self) -> None:
         """Load the saved graph if it belongs to this database, else build one from the vectors in memory
         (slow: the worker runs it on a thread; exact search answers meanwhile); then bring it in step."""
+        import numpy as np
+
         with self.lock:
             if self.graph is not None or self.building or not self.wants_graph():
                 return
@@ -283,6 +348,10 @@ class VectorIndex:
             self.graph, self.building, self.graph_holds = graph, False, holds
             self._reconcile()
             self.dirty = True
+            # the graph holds every vector now: the matrix goes (~40 MB at 100k rows)
+            self.flat, self.matrix = False, np.zeros((0, embedder.DIMENSIONS), dtype=np.int8)
+        del ids, matrix
+        embedder.release_freed_memory()
 
     def _reconcile(self) -> None:
         """Make the graph hold exactly the alive vectors in memory: drop what is gone, add what it lacks
@@ -326,19 +395,26 @@ class VectorIndex:
             return None
 
     def save(self) -> None:
-        """Write the graph beside the database (atomically) when it changed since the last save."""
-        from claude_mem.fastpath import files
-
+        """Write the graph beside the database when it changed since the last save: to a temporary file
+        renamed over the old one, its description after it (a crash between leaves a pair that does not
+        match, which the next start rebuilds)."""
         with self.lock:
             if self.graph is None or not self.dirty or self.graph_path is None:
                 return
-            data = bytes(self.graph.save())  # type: ignore[attr-defined]
+            os.makedirs(os.path.dirname(self.graph_path), exist_ok=True)
+            partial = f"{self.graph_path}.{os.getpid()}.tmp"
+            try:
+                self.graph.save(partial)  # type: ignore[attr-defined]
+                os.replace(partial, self.graph_path)
+            finally:
+                if os.path.exists(partial):
+                    os.unlink(partial)
             meta = {"model": self.model, "dimensions": embedder.DIMENSIONS, "database": self.database,
                     "holds": self.last_vector, "count": len(self.graph)}  # type: ignore[arg-type]
+            from claude_mem.fastpath import files
+
+            files.replace_atomically(self._meta_path(), json.dumps(meta).encode())
             self.dirty = False
-        os.makedirs(os.path.dirname(self.graph_path), exist_ok=True)
-        files.replace_atomically(self.graph_path, data)
-        files.replace_atomically(self._meta_path(), json.dumps(meta).encode())
 
 
 def _new_graph() -> object:

@@ -8,6 +8,8 @@
 - `vector_queue`: the rows that need a vector, filled by triggers on every write path (an insert, an
   edit of the embedded text, a prompt made private leaves it), emptied by the worker as it embeds them.
   The backfill reads it newest first by primary key: no scan past every row already embedded.
+- An observation moved to another project (a merge) gets its vector again under a new id, so that an
+  index filtering by project learns the move as it learns a new vector.
 - `vector_removals`: the observation ids whose vector went (a forget, an edit, a model change), in order,
   so that the worker's index removes them too; it keeps ids only, never text, and the worker trims it.
 - The float32 vectors of m003 are kept as `vectors_f32` until the worker converts them (numpy, seconds
@@ -90,6 +92,11 @@ def m016_compact_vectors(conn: sqlite3.Connection) -> None:
         CREATE TRIGGER vectors_generation_delete AFTER DELETE ON vectors WHEN old.kind = 'observation' BEGIN
             UPDATE vector_generation SET generation = generation + 1 WHERE id = 1;
             INSERT INTO vector_removals (row_id) VALUES (old.row_id);
+        END;
+        CREATE TRIGGER observations_vector_move AFTER UPDATE OF project ON observations
+            WHEN old.project IS NOT new.project BEGIN
+            INSERT OR REPLACE INTO vectors (kind, row_id, model, scale, vector)
+                SELECT kind, row_id, model, scale, vector FROM vectors WHERE kind = 'observation' AND row_id = new.id;
         END;
     """)
     legacy = conn.execute("SELECT EXISTS (SELECT 1 FROM vectors_f32)").fetchone()[0]

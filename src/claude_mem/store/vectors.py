@@ -74,7 +74,7 @@ def queued_count(conn: sqlite3.Connection, filters: SearchFilters | None = None,
     where, args = observation_filters(filters)
     return int(conn.execute(
         "SELECT COUNT(*) FROM (SELECT 1 FROM vector_queue q JOIN observations o ON o.id = q.row_id"
-        " WHERE q.kind = 'observation'" + "".join(f" AND {clause}" for clause in where) + " LIMIT ?",
+        " WHERE q.kind = 'observation'" + "".join(f" AND {clause}" for clause in where) + " LIMIT ?)",
         (*args, cap)).fetchone()[0])
 
 
@@ -147,6 +147,11 @@ def observation_vectors(conn: sqlite3.Connection, model: str, after: int, limit:
     return conn.execute(
         "SELECT v.id, v.row_id, o.project, v.scale, v.vector FROM vectors v JOIN observations o ON o.id = v.row_id"
         " WHERE v.id > ? AND v.kind = 'observation' AND v.model = ? ORDER BY v.id LIMIT ?", (after, model, limit)).fetchall()
+
+
+def observation_vector_count(conn: sqlite3.Connection, model: str) -> int:
+    """How many observations have a vector of `model`."""
+    return int(conn.execute("SELECT COUNT(*) FROM vectors WHERE kind = 'observation' AND model = ?", (model,)).fetchone()[0])
 
 
 def observation_vectors_of(conn: sqlite3.Connection, model: str, row_ids: list[int]) -> list[tuple[int, bytes]]:

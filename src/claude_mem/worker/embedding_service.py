@@ -24,9 +24,9 @@ BATCH = 64
 # After a pass that found nothing, wait this long, doubling up to IDLE_MAX (a pass reads the queue's head).
 IDLE_SECONDS = 1.0
 IDLE_MAX = 10.0
-# The graph is saved this long after its last change, or at once after a removal (a forgotten vector
-# must leave the file too), and on stop.
-SAVE_AFTER_S = 30.0
+# The graph is saved at most this often while rows are added (a 1M-row graph is ~0.5 GB to write), at
+# once after a removal (a forgotten vector must leave the file too), and on stop.
+SAVE_EVERY_S = 600.0
 RATE_WINDOW_S = 60.0
 
 
@@ -40,7 +40,8 @@ class EmbeddingService(BackgroundTask):
         self._ctx: WorkerContext | None = None
         self.reason = ""
         self._recent: list[tuple[float, int]] = []  # (when, rows) of the last RATE_WINDOW_S seconds
-        self._changed_at = 0.0
+        self._saved_at = time.monotonic()
+        self._save_soon = False  # a removal or a new graph not saved yet
         self._removals_seen = 0
         self._build: asyncio.Task[None] | None = None
 
@@ -85,10 +86,8 @@ class EmbeddingService(BackgroundTask):
             index = vector_index.for_store(conn)  # follows what this batch and every other writer did
             if index.last_removal != self._removals_seen:
                 self._removals_seen = index.last_removal
-                self._changed_at = 0.0  # save now: a forgotten vector must leave the saved graph
+                self._save_soon = True  # a forgotten vector must leave the saved graph too
                 vectors.trim_removals(conn)
-            elif index.dirty and not self._changed_at:
-                self._changed_at = time.monotonic()
         finally:
             conn.close()
         if done:
@@ -96,19 +95,19 @@ class EmbeddingService(BackgroundTask):
         return done
 
     def _save(self, now: bool = False) -> None:
-        due = now or not self._changed_at or time.monotonic() - self._changed_at >= SAVE_AFTER_S
-        if not due:
+        if not (now or self._save_soon or time.monotonic() - self._saved_at >= SAVE_EVERY_S):
             return
         for index in vector_index.loaded():
             try:
                 index.save()
             except OSError as exc:  # a full disk: the graph is rebuilt at the next start, search goes on
                 log.warning("the vector index could not be saved: %s", exc)
-        self._changed_at = 0.0
+        self._saved_at, self._save_soon = time.monotonic(), False
 
     def _build_graph(self, index: vector_index.VectorIndex) -> None:
         try:
             index.build_graph()
+            self._save_soon = True  # minutes of work at 1M rows: kept for the next start
         except Exception:
             log.exception("building the vector index failed; exact search answers")
 
