@@ -30,7 +30,8 @@
    a process each, and as the MCP `search` tool by meaning (one stdio server, the plugin's launcher) and
    `GET /api/search?mode=hybrid` on a kept-alive connection, once the worker is idle (its vector index built:
    ~2.5 minutes at 100k here; `worker_settled_s`). Each run's query carries a word of its own,
-   so the worker embeds every query afresh (none is answered from its kept query embeddings). Budgets:
+   so the worker embeds every query afresh (none is answered from its kept query embeddings), and each
+   pair (CLI keyword and hybrid; MCP and HTTP) runs in turn first. Budgets:
    CLI hybrid p50 ≤ 1.3× CLI keyword p50; MCP hybrid p50 ≤ 1.2× the worker's HTTP p50 — wall times, the
    CPU time (the client process's own from rusage or schedstat, plus the worker's for that request)
    beside them.
@@ -528,23 +529,36 @@ async def clients_session(data_dir: str, project: str, port: int, worker_pid: in
                     cpu[name].append(own + process_cpu_ms(worker_pid) - before)
                     return out
 
+                async def mcp(query: str) -> None:
+                    before, started = process_cpu_ms(worker_pid) + server_cpu_ms(), time.perf_counter()
+                    text = await tool(query)
+                    times["mcp_hybrid"].append((time.perf_counter() - started) * 1000)
+                    cpu["mcp_hybrid"].append(process_cpu_ms(worker_pid) + server_cpu_ms() - before)
+                    checks["mcp_without_note"] += not text.startswith("Note:")
+
+                def http(query: str) -> None:
+                    before, started = process_cpu_ms(worker_pid), time.perf_counter()
+                    found = api.get("/api/search", q=query, mode="hybrid", limit=LIMIT, project=project,
+                                    snippets="false")  # what the MCP tool asks
+                    times["http_hybrid"].append((time.perf_counter() - started) * 1000)
+                    cpu["http_hybrid"].append(process_cpu_ms(worker_pid) - before)
+                    checks["http_hybrid_mode"] += found.get("mode", "hybrid") == "hybrid"
+
                 await tool("warm the server")
                 for round_number in range(rounds):
-                    for query in queries:
-                        cli("keyword", f"{query} k{round_number}")
-                        answer = json.loads(cli("", f"{query} c{round_number}"))
-                        checks["cli_hybrid_without_note"] += answer.get("mode") == "hybrid" and not answer.get("note")
-                        before, started = process_cpu_ms(worker_pid) + server_cpu_ms(), time.perf_counter()
-                        text = await tool(f"{query} m{round_number}")
-                        times["mcp_hybrid"].append((time.perf_counter() - started) * 1000)
-                        cpu["mcp_hybrid"].append(process_cpu_ms(worker_pid) + server_cpu_ms() - before)
-                        checks["mcp_without_note"] += not text.startswith("Note:")
-                        before, started = process_cpu_ms(worker_pid), time.perf_counter()
-                        found = api.get("/api/search", q=f"{query} h{round_number}", mode="hybrid", limit=LIMIT,
-                                        project=project, snippets="false")  # what the MCP tool asks
-                        times["http_hybrid"].append((time.perf_counter() - started) * 1000)
-                        cpu["http_hybrid"].append(process_cpu_ms(worker_pid) - before)
-                        checks["http_hybrid_mode"] += found.get("mode", "hybrid") == "hybrid"
+                    for turn, query in enumerate(queries):
+                        # Each pair in turn first: the second of two finds the worker (and the CPU caches) warm.
+                        first = (turn + round_number) % 2 == 0
+                        for mode in (("keyword", "") if first else ("", "keyword")):
+                            answer = json.loads(cli(mode, f"{query} {'k' if mode else 'c'}{round_number}"))
+                            if not mode:
+                                checks["cli_hybrid_without_note"] += answer.get("mode") == "hybrid" and not answer.get("note")
+                        if first:
+                            await mcp(f"{query} m{round_number}")
+                            http(f"{query} h{round_number}")
+                        else:
+                            http(f"{query} h{round_number}")
+                            await mcp(f"{query} m{round_number}")
                         checks["runs"] += 1
                 server_rss = {"rss_mb": round(sum(rss_mb(pid)["VmRSS"] for pid in server), 1),
                               "peak_rss_mb": round(sum(rss_mb(pid)["VmHWM"] for pid in server), 1)}

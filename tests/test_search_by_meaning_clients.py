@@ -26,7 +26,7 @@ from claude_mem.cli import cli
 from claude_mem.index import embedder, semantic
 from claude_mem.index.query import SearchQuery
 from claude_mem.recall import by_meaning
-from claude_mem.runtime import discovery
+from claude_mem.runtime import discovery, kept_request
 from claude_mem.store import db
 from conftest import REPO, require
 from recall_seed import add_observation
@@ -169,15 +169,15 @@ def test_a_kept_connection_outlives_the_workers_keep_alive_timeout(worker, store
     wanted = SearchQuery.build(QUERY, mode="semantic", limit=3)
     first, reason = by_meaning.from_worker(wanted, str(data_dir), keep=True)
     assert first is not None, reason
-    kept = by_meaning._kept.connection
+    kept = kept_request.kept_connection()
     assert by_meaning.from_worker(wanted, str(data_dir), keep=True)[0] is not None
-    assert by_meaning._kept.connection is kept  # the next search in a moment: the same connection
+    assert kept_request.kept_connection() is kept  # the next search in a moment: the same connection
     time.sleep(6)
     again, reason = by_meaning.from_worker(wanted, str(data_dir), keep=True)
     assert again is not None, reason
     assert [hit["id"] for hit in again.items] == [hit["id"] for hit in first.items] and stored[MEANT] == first.items[0]["id"]
-    assert by_meaning._kept.connection is not None and by_meaning._kept.connection is not kept  # the idle one was closed
-    by_meaning.forget_worker_connection()
+    assert kept_request.kept_connection() is not None and kept_request.kept_connection() is not kept  # the idle one was closed
+    kept_request.forget()
 
 
 def test_a_cli_search_by_meaning_starts_a_stopped_worker(stored, data_dir, monkeypatch):

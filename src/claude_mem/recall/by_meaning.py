@@ -11,11 +11,10 @@ itself (when its interpreter can embed), and the answer says so; else it searche
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlencode
 
 from claude_mem import settings
@@ -24,11 +23,8 @@ from claude_mem.index import search as index_search
 from claude_mem.index.base import SearchResult
 from claude_mem.index.query import SearchQuery
 from claude_mem.recall import freshness
-from claude_mem.runtime import discovery
+from claude_mem.runtime import discovery, kept_request
 from claude_mem.store import Store, vectors
-
-if TYPE_CHECKING:
-    import http.client
 
 SEARCH_PATH = "/api/search"
 # One search asked of a running worker; its first search by meaning loads the model (0.3–0.8 s).
@@ -37,7 +33,6 @@ ASK_TIMEOUT_S = 5.0
 START_TIMEOUT_S = 10.0
 # What `ensure_worker` says when a worker runs or is on its way (worth waiting for).
 COMING = ("running", "starting", "spawned", "restarting")
-MAX_ANSWER = 8_000_000  # bytes of a search answer read over a kept connection (500 hits with snippets fit)
 # What every surface reads from a hit: an answer whose items lack one is not a search result.
 HIT_KEYS = frozenset(("kind", "id", "ref", "created_at", "project", "type", "title"))
 
@@ -119,62 +114,12 @@ def worker_params(wanted: SearchQuery) -> dict[str, str]:
     return params
 
 
-class _Kept(threading.local):
-    """This thread's HTTP/1.1 connection to the worker, for a process that asks it many times (the MCP
-    server): a new connection per search costs the worker and the client ~1 ms each."""
-
-    connection: http.client.HTTPConnection | None = None
-    port = 0
-
-
-_kept = _Kept()
-
-
-def _kept_request(port: int, path: str, timeout: float) -> dict[str, Any] | None:
-    """GET `path` on this thread's kept connection to `port` (made anew when the worker closed it); the
-    decoded 200 answer, or None on any failure (then the connection is dropped)."""
-    import http.client
-    import json
-
-    for attempt in (1, 2):
-        if _kept.connection is None or _kept.port != port:
-            forget_worker_connection()
-            _kept.connection, _kept.port = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout), port
-        connection = _kept.connection
-        connection.timeout = timeout
-        if connection.sock is not None:
-            connection.sock.settimeout(timeout)
-        try:
-            connection.request("GET", path, headers={"Accept": "application/json"})
-            response = connection.getresponse()
-            if response.status != 200 or response.length is None or response.length > MAX_ANSWER:
-                raise http.client.HTTPException(f"status {response.status}, {response.length} bytes")
-            answer = json.loads(response.read())
-        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-            forget_worker_connection()  # closed while idle (the worker's keep-alive timeout): once more
-            if attempt == 2:
-                return None
-            continue
-        except (OSError, ValueError, http.client.HTTPException):
-            forget_worker_connection()
-            return None
-        return answer if isinstance(answer, dict) else None
-    return None
-
-
-def forget_worker_connection() -> None:
-    """Close this thread's kept connection to the worker, if any."""
-    if _kept.connection is not None:
-        _kept.connection.close()
-    _kept.connection = None
-
-
 def ask(port: int, wanted: SearchQuery, timeout: float, keep: bool = False) -> SearchResult | None:
     """The worker's answer on `port`, or None when it gives none in time or not a search result. `keep`:
-    over this thread's kept connection (a long-lived client), else one HTTP/1.0 exchange (a one-shot CLI:
-    no `http.client` import)."""
+    over this thread's kept connection (a long-lived client: `runtime.kept_request`), else one HTTP/1.0
+    exchange (a one-shot CLI)."""
     path = f"{SEARCH_PATH}?{urlencode(worker_params(wanted))}"
-    answer = _kept_request(port, path, timeout) if keep else discovery.request_json(port, "GET", path, None, timeout)
+    answer = kept_request.get_json(port, path, timeout) if keep else discovery.request_json(port, "GET", path, None, timeout)
     if answer is None:
         return None
     items, total = answer.get("items"), answer.get("total")
