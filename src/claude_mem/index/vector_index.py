@@ -37,7 +37,7 @@ log = logging.getLogger("claude_mem.index")
 GRAPH_FROM = 20_000
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
-EXPANSION_SEARCH = 64
+EXPANSION_SEARCH = 256  # recall@10 ≥ 0.92 on clustered 100k vectors at M 16 (bench ann), ~0.7 ms
 # A filtered search asks the graph for this many times more candidates than it needs, up to OVERSAMPLE_MAX;
 # a filter rarer than that is searched exactly over the rows it keeps.
 OVERSAMPLE_MAX = 4096
