@@ -390,7 +390,7 @@ class VectorIndex:
             graph = Index.restore(self.graph_path)
             if graph is None or graph.ndim != embedder.DIMENSIONS or len(graph) != meta.get("count"):
                 raise ValueError("the saved vector index does not match its description")
-            graph.expansion_search = EXPANSION_SEARCH  # a file saved by another version keeps its own
+            graph.expansion_search = EXPANSION_SEARCH  # type: ignore[misc]  # (a setter mypy misses) a saved file keeps its own
             return graph, int(meta["holds"])
         except Exception as exc:  # truncated, foreign, unreadable: build a new one
             log.warning("rebuilding the vector index (%s: %s)", type(exc).__name__, exc)
