@@ -178,9 +178,9 @@ def prompt_text(n: int) -> str:
     return f"{PROMPT} (draft {n})"
 
 
-def seed_vectors(conn, source: list[tuple[float, bytes]] | None) -> list[tuple[float, bytes]]:
+def seed_vectors(conn, source: list[bytes] | None) -> list[bytes]:
     """A vector for every observation (and summary): real embeddings when `source` is None, else
-    `source` (int8 vectors with their scale) repeated over the rows; returns the observation vectors (by
+    `source` (int8 vectors) repeated over the rows; returns the observation vectors (by
     id) for the next store."""
     from claude_mem.index import embedder
     from claude_mem.index.semantic import embed_missing
@@ -191,11 +191,11 @@ def seed_vectors(conn, source: list[tuple[float, bytes]] | None) -> list[tuple[f
             pass
     else:
         ids = [row[0] for row in conn.execute("SELECT id FROM observations ORDER BY id")]
-        vectors.save(conn, embedder.MODEL, [("observation", row_id, *source[n % len(source)]) for n, row_id in enumerate(ids)])
+        vectors.save(conn, embedder.MODEL, [("observation", row_id, source[n % len(source)]) for n, row_id in enumerate(ids)])
         while embed_missing(conn, 64):  # the summary
             pass
-    return [(row[0], row[1]) for row in conn.execute(
-        "SELECT scale, vector FROM vectors WHERE kind = 'observation' AND model = ? ORDER BY row_id", (embedder.MODEL,))]
+    return [row[0] for row in conn.execute(
+        "SELECT vector FROM vectors WHERE kind = 0 ORDER BY row_id")]
 
 
 def bench_prompt_hook(data_dir: str, project: str, runs: int, with_worker: bool) -> dict:

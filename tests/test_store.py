@@ -30,7 +30,8 @@ EXPECTED_TABLES = {
         "completed", "next_steps", "files_read", "files_edited", "notes", "input_tokens", "output_tokens",
         "created_at", "uid", "author", "device", "team_rev", "processed_at",
     ],
-    "vectors": ["id", "kind", "row_id", "model", "scale", "vector"],  # m016: int8, a rowid table
+    "vectors": ["id", "kind", "row_id", "vector"],  # m016: int8, a rowid table
+    "vector_model": ["id", "model"],
     "vector_queue": ["kind", "row_id"],
     "vector_removals": ["seq", "row_id"],
     "shown": ["session_id", "observation_id"],

@@ -62,8 +62,8 @@ def test_a_vector_is_stored_inline_in_about_400_bytes(conn, tmp_path):
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     pages = conn.execute("SELECT COUNT(*), SUM(pgsize) FROM dbstat WHERE name = 'vectors'").fetchone()
     assert pages[1] / len(ids) < 520, pages  # float32 WITHOUT ROWID (m003): ~4.7 KB a vector
-    stored = conn.execute("SELECT length(vector), scale FROM vectors LIMIT 1").fetchone()
-    assert stored[0] == embedder.DIMENSIONS and stored[1] > 0
+    assert conn.execute("SELECT length(vector) FROM vectors LIMIT 1").fetchone() == (embedder.DIMENSIONS,)
+    assert vectors.model(conn) == embedder.MODEL  # named once, not on every row
 
 
 # -- the queue -----------------------------------------------------------------------------------------
@@ -217,7 +217,7 @@ def test_a_saved_graph_is_reloaded_and_a_damaged_or_foreign_one_rebuilt(conn, gr
 def test_vectors_of_the_wrong_dimension_are_skipped_not_fatal(conn, caplog):
     ids = observations(conn, 3)
     semantic.store_vectors(conn, [("observation", row_id) for row_id in ids[:2]], unit_vectors(2))
-    vectors.save(conn, embedder.MODEL, [("observation", ids[2], 1.0, b"\x01" * 768)])  # a teammate's other model
+    vectors.save(conn, embedder.MODEL, [("observation", ids[2], b"\x01" * 768)])  # a teammate's other model
     far = conn.execute("INSERT INTO observations (project, type, title, narrative, content_hash, id)"
                        " VALUES (?, 'discovery', 'far', 'n', 'h-far', ?)", (PROJECT, vector_index.MAX_ID + 5)).lastrowid
     conn.commit()

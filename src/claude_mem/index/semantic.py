@@ -41,8 +41,8 @@ LEGACY_BATCH = 5_000
 
 def store_vectors(conn: Store, keys: list[tuple[str, int]], matrix: NDArray[np.float32]) -> None:
     """Quantise `matrix` (unit float32 rows) and store each row as the vector of its (kind, row id)."""
-    scales, quantized = vector_index.quantize(matrix)
-    vectors.save(conn, embedder.MODEL, [(kind, row_id, float(scales[i]), quantized[i].tobytes())
+    _scales, quantized = vector_index.quantize(matrix)
+    vectors.save(conn, embedder.MODEL, [(kind, row_id, quantized[i].tobytes())
                                         for i, (kind, row_id) in enumerate(keys)])
 
 
@@ -69,11 +69,11 @@ def convert_legacy(conn: Store, batch: int = LEGACY_BATCH) -> int:
     ours = [row for row in rows if row[2] == embedder.MODEL and len(row[3]) == 4 * embedder.DIMENSIONS]
     others = [(kind, row_id) for kind, row_id, model, vector in rows
               if model != embedder.MODEL or len(vector) != 4 * embedder.DIMENSIONS]
-    stored: list[tuple[str, int, float, bytes]] = []
+    stored: list[tuple[str, int, bytes]] = []
     if ours:
         matrix = np.frombuffer(b"".join(row[3] for row in ours), dtype=np.float32).reshape(len(ours), -1)
-        scales, quantized = vector_index.quantize(matrix)
-        stored = [(kind, row_id, float(scales[i]), quantized[i].tobytes()) for i, (kind, row_id, _m, _v) in enumerate(ours)]
+        _scales, quantized = vector_index.quantize(matrix)
+        stored = [(kind, row_id, quantized[i].tobytes()) for i, (kind, row_id, _m, _v) in enumerate(ours)]
     vectors.converted(conn, embedder.MODEL, stored, others)
     return len(rows)
 

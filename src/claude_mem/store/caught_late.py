@@ -94,7 +94,7 @@ def clean_batch(conn: sqlite3.Connection, batch: Batch) -> Batch:
         # A prompt already pushed to the team server goes again, cleaned; its vector is made anew.
         conn.executemany("UPDATE prompts SET text = ?, team_rev = CASE WHEN device IS NULL THEN NULL"
                          " ELSE team_rev END WHERE id = ?", prompt_rows)
-        conn.executemany("DELETE FROM vectors WHERE kind = 'prompt' AND row_id = ?", [(i,) for _, i in prompt_rows])
+        conn.executemany("DELETE FROM vectors WHERE kind = 2 AND row_id = ?", [(i,) for _, i in prompt_rows])
         record(conn, catches)
     if prompt_rows:  # the full-text index keeps a deleted term in its segments until they merge
         conn.execute("INSERT INTO prompts_fts (prompts_fts) VALUES ('optimize')")

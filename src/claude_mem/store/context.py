@@ -181,7 +181,8 @@ def indexed_observations(conn: sqlite3.Connection) -> int:
 
 def has_vectors(conn: sqlite3.Connection, model: str) -> bool:
     """Whether any row has a vector of `model` (search by meaning can answer), without counting them."""
-    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM vectors WHERE model = ?)", (model,)).fetchone()[0])
+    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM vector_model WHERE model = ?)"
+                             " AND EXISTS (SELECT 1 FROM vectors WHERE kind = 0)", (model,)).fetchone()[0])
 
 
 def known_projects(conn: sqlite3.Connection) -> list[str]:

@@ -1,10 +1,12 @@
 """Migration m016 (issue 28): compact vectors, a queue of rows to embed, a log of removed ones.
 
-- `vectors` becomes a rowid table of int8 vectors with a per-vector scale (`float ≈ int8 · scale`):
-  384 bytes plus a few, stored inline in its b-tree page, where the float32 `WITHOUT ROWID` table of
-  m003 spilled every 1,536-byte vector into an overflow page of its own (4.7 KB a vector). Its `id`
-  (AUTOINCREMENT, never reused) is what an in-memory index follows: every vector with an id above the
-  last one it read is new to it.
+- `vectors` becomes a rowid table of int8 vectors (each unit vector scaled so that its largest
+  component is ±127: a cosine needs no more), its kind a small integer (0 observation, 1 summary,
+  2 prompt): ~400 bytes a row with its key, stored inline in its b-tree page, where the float32
+  `WITHOUT ROWID` table of m003 spilled every 1,536-byte vector into an overflow page of its own
+  (4.7 KB a vector). Its `id` (AUTOINCREMENT, never reused) is what an in-memory index follows: every
+  vector with an id above the last one it read is new to it. The model that made them is named once,
+  in `vector_model`.
 - `vector_queue`: the rows that need a vector, filled by triggers on every write path (an insert, an
   edit of the embedded text, a prompt made private leaves it), emptied by the worker as it embeds them.
   The backfill reads it newest first by primary key: no scan past every row already embedded.
@@ -30,13 +32,14 @@ _EMBEDDED = {
     "summary": ("summaries", ("request", "learned", "completed")),
     "prompt": ("prompts", ("text",)),
 }
+_CODES = {"observation": 0, "summary": 1, "prompt": 2}  # `vectors.kind`
 
 
 def _queue_triggers(kind: str, table: str, columns: tuple[str, ...]) -> str:
     """The triggers that keep `kind`'s rows in the queue and their vectors current."""
     public = " WHEN new.private = 0" if kind == "prompt" else ""
     still_public = " WHERE new.private = 0" if kind == "prompt" else ""
-    forget = (f"DELETE FROM vectors WHERE kind = '{kind}' AND row_id = old.id;"
+    forget = (f"DELETE FROM vectors WHERE kind = {_CODES[kind]} AND row_id = old.id;"
               f" DELETE FROM vector_queue WHERE kind = '{kind}' AND row_id = old.id;")
     script = f"""
         CREATE TRIGGER {table}_vector_queue AFTER INSERT ON {table}{public} BEGIN
@@ -70,12 +73,14 @@ def m016_compact_vectors(conn: sqlite3.Connection) -> None:
         ALTER TABLE vectors RENAME TO vectors_f32;
         CREATE TABLE vectors (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
-            kind TEXT NOT NULL CHECK (kind IN ('observation', 'summary', 'prompt')),
+            kind INTEGER NOT NULL CHECK (kind IN (0, 1, 2)),
             row_id INTEGER NOT NULL,
-            model TEXT NOT NULL,
-            scale REAL NOT NULL,
             vector BLOB NOT NULL,
             UNIQUE (kind, row_id)
+        );
+        CREATE TABLE vector_model (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            model TEXT NOT NULL
         );
         CREATE TABLE vector_queue (
             kind TEXT NOT NULL,
@@ -86,17 +91,17 @@ def m016_compact_vectors(conn: sqlite3.Connection) -> None:
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
             row_id INTEGER NOT NULL
         );
-        CREATE TRIGGER vectors_generation_insert AFTER INSERT ON vectors WHEN new.kind = 'observation' BEGIN
+        CREATE TRIGGER vectors_generation_insert AFTER INSERT ON vectors WHEN new.kind = 0 BEGIN
             UPDATE vector_generation SET generation = generation + 1 WHERE id = 1;
         END;
-        CREATE TRIGGER vectors_generation_delete AFTER DELETE ON vectors WHEN old.kind = 'observation' BEGIN
+        CREATE TRIGGER vectors_generation_delete AFTER DELETE ON vectors WHEN old.kind = 0 BEGIN
             UPDATE vector_generation SET generation = generation + 1 WHERE id = 1;
             INSERT INTO vector_removals (row_id) VALUES (old.row_id);
         END;
         CREATE TRIGGER observations_vector_move AFTER UPDATE OF project ON observations
             WHEN old.project IS NOT new.project BEGIN
-            INSERT OR REPLACE INTO vectors (kind, row_id, model, scale, vector)
-                SELECT kind, row_id, model, scale, vector FROM vectors WHERE kind = 'observation' AND row_id = new.id;
+            INSERT OR REPLACE INTO vectors (kind, row_id, vector)
+                SELECT kind, row_id, vector FROM vectors WHERE kind = 0 AND row_id = new.id;
         END;
     """)
     legacy = conn.execute("SELECT EXISTS (SELECT 1 FROM vectors_f32)").fetchone()[0]

@@ -1,10 +1,11 @@
 """Embeddings as derived data: the queue of rows that need one, storing them, reading them back.
 
-Since m016 (`vector_schema`) a vector is int8 with a per-vector scale (`float ≈ int8 · scale`), in a
-rowid table whose `id` only grows; triggers queue every row that needs a vector (`vector_queue`) and
-log every observation vector that goes (`vector_removals`), so that a process holding the vectors in
-memory follows with two range reads: vectors above the last id it read, removals above the last seq.
-A vector is tagged with its model; `reset_model` re-queues every row when the model changes.
+Since m016 (`vector_schema`) a vector is int8 (a unit vector scaled so that its largest component is
+±127), in a rowid table whose `id` only grows; triggers queue every row that needs a vector
+(`vector_queue`) and log every observation vector that goes (`vector_removals`), so that a process
+holding the vectors in memory follows with two range reads: vectors above the last id it read, removals
+above the last seq. The model that made them is named once (`vector_model`): vectors are read only for
+that model, and storing vectors of another model first drops the old ones and queues their rows.
 The float32 vectors of m003 wait in `vectors_f32` until the worker converts them (`legacy`).
 """
 
@@ -28,7 +29,9 @@ _TEXTS = {
 KEEP_REMOVALS = 1000
 
 Row = tuple[str, int, str]  # (kind, row id, text to embed)
-Stored = tuple[str, int, float, bytes]  # (kind, row id, scale, int8 vector)
+Stored = tuple[str, int, bytes]  # (kind, row id, int8 vector)
+CODES = {"observation": 0, "summary": 1, "prompt": 2}  # `vectors.kind`
+KIND_OF = {code: kind for kind, code in CODES.items()}
 
 
 def _texts(conn: sqlite3.Connection, kind: str, ids: list[int]) -> dict[int, str]:
@@ -83,18 +86,25 @@ def dequeue(conn: sqlite3.Connection, keys: Iterable[tuple[str, int]]) -> None:
         conn.executemany("DELETE FROM vector_queue WHERE kind = ? AND row_id = ?", list(keys))
 
 
-def save(conn: sqlite3.Connection, model: str, rows: list[Stored]) -> None:
-    """Store int8 vectors of `model` (replacing any older one of the row) and take their rows off the queue.
-    A row deleted meanwhile gets none."""
+def model(conn: sqlite3.Connection) -> str | None:
+    """The model the stored vectors are of (None before the first is stored)."""
+    found = conn.execute("SELECT model FROM vector_model WHERE id = 1").fetchone()
+    return found[0] if found else None
+
+
+def save(conn: sqlite3.Connection, model_name: str, rows: list[Stored]) -> None:
+    """Store int8 vectors of `model_name` (replacing any older one of the row) and take their rows off the
+    queue. A row deleted meanwhile gets none."""
     with transaction(conn):
-        for kind, row_id, scale, vector in rows:
+        reset_model(conn, model_name)
+        for kind, row_id, vector in rows:
             table = _TEXTS[kind][0]
             private = " AND private = 0" if kind == "prompt" else ""
-            conn.execute(f"INSERT OR REPLACE INTO vectors (kind, row_id, model, scale, vector)"
-                         f" SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM {table} WHERE id = ?{private})",
-                         (kind, row_id, model, scale, vector, row_id))
+            conn.execute(f"INSERT OR REPLACE INTO vectors (kind, row_id, vector)"
+                         f" SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM {table} WHERE id = ?{private})",
+                         (CODES[kind], row_id, vector, row_id))
         conn.executemany("DELETE FROM vector_queue WHERE kind = ? AND row_id = ?",
-                         [(kind, row_id) for kind, row_id, _scale, _vector in rows])
+                         [(kind, row_id) for kind, row_id, _vector in rows])
 
 
 def progress(conn: sqlite3.Connection) -> dict[str, int]:
@@ -104,10 +114,10 @@ def progress(conn: sqlite3.Connection) -> dict[str, int]:
     return {"embedded": embedded, "queued": waiting, "total": embedded + waiting}
 
 
-def any_vector(conn: sqlite3.Connection, model: str) -> bool:
-    """True when some observation has a vector of `model` (stops at the first), or float32 vectors of
-    m003 wait for conversion (search by meaning is what the user had)."""
-    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM vectors WHERE model = ?)", (model,)).fetchone()[0]) \
+def any_vector(conn: sqlite3.Connection, model_name: str) -> bool:
+    """True when some row has a vector of `model_name` (stops at the first), or float32 vectors of m003
+    wait for conversion (search by meaning is what the user had)."""
+    return (model(conn) == model_name and bool(conn.execute("SELECT EXISTS (SELECT 1 FROM vectors)").fetchone()[0])) \
         or legacy_count(conn, cap=1) > 0
 
 
@@ -140,28 +150,34 @@ def marks(conn: sqlite3.Connection) -> tuple[int, int]:
             int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM vector_removals").fetchone()[0]))
 
 
-def observation_vectors(conn: sqlite3.Connection, model: str, after: int, limit: int
-                        ) -> list[tuple[int, int, str, float, bytes]]:
-    """(vector id, observation id, project, scale, int8 vector) of observation vectors of `model` with an
-    id above `after`, by id, at most `limit`."""
+def observation_vectors(conn: sqlite3.Connection, model_name: str, after: int, limit: int
+                        ) -> list[tuple[int, int, str, bytes]]:
+    """(vector id, observation id, project, int8 vector) of observation vectors of `model_name` with an id
+    above `after`, by id, at most `limit`."""
+    if model(conn) != model_name:
+        return []
     return conn.execute(
-        "SELECT v.id, v.row_id, o.project, v.scale, v.vector FROM vectors v JOIN observations o ON o.id = v.row_id"
-        " WHERE v.id > ? AND v.kind = 'observation' AND v.model = ? ORDER BY v.id LIMIT ?", (after, model, limit)).fetchall()
+        "SELECT v.id, v.row_id, o.project, v.vector FROM vectors v JOIN observations o ON o.id = v.row_id"
+        " WHERE v.id > ? AND v.kind = 0 ORDER BY v.id LIMIT ?", (after, limit)).fetchall()
 
 
-def observation_vector_count(conn: sqlite3.Connection, model: str) -> int:
-    """How many observations have a vector of `model`."""
-    return int(conn.execute("SELECT COUNT(*) FROM vectors WHERE kind = 'observation' AND model = ?", (model,)).fetchone()[0])
+def observation_vector_count(conn: sqlite3.Connection, model_name: str) -> int:
+    """How many observations have a vector of `model_name`."""
+    if model(conn) != model_name:
+        return 0
+    return int(conn.execute("SELECT COUNT(*) FROM vectors WHERE kind = 0").fetchone()[0])
 
 
-def observation_vectors_of(conn: sqlite3.Connection, model: str, row_ids: list[int]) -> list[tuple[int, bytes]]:
-    """(observation id, int8 vector) of each of these observations that has a vector of `model`."""
+def observation_vectors_of(conn: sqlite3.Connection, model_name: str, row_ids: list[int]) -> list[tuple[int, bytes]]:
+    """(observation id, int8 vector) of each of these observations that has a vector of `model_name`."""
+    if model(conn) != model_name:
+        return []
     found: list[tuple[int, bytes]] = []
     for start in range(0, len(row_ids), 500):
         chunk = row_ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
-        found += conn.execute(f"SELECT row_id, vector FROM vectors WHERE kind = 'observation' AND model = ?"
-                              f" AND row_id IN ({marks})", (model, *chunk)).fetchall()
+        found += conn.execute(f"SELECT row_id, vector FROM vectors WHERE kind = 0 AND row_id IN ({marks})",
+                              chunk).fetchall()
     return found
 
 
@@ -181,12 +197,18 @@ def trim_removals(conn: sqlite3.Connection) -> None:
                      (KEEP_REMOVALS,))
 
 
-def reset_model(conn: sqlite3.Connection, model: str) -> int:
-    """Drop every vector of another model and queue its row again; returns how many went."""
+def reset_model(conn: sqlite3.Connection, model_name: str) -> int:
+    """Make `model_name` the vectors' model: when another one made them, every vector goes and its row is
+    queued again. Returns how many went."""
+    if model(conn) == model_name:
+        return 0
     with transaction(conn):
-        stale = conn.execute("SELECT kind, row_id FROM vectors WHERE model != ?", (model,)).fetchall()
-        conn.execute("DELETE FROM vectors WHERE model != ?", (model,))
-        conn.executemany("INSERT OR IGNORE INTO vector_queue (kind, row_id) VALUES (?, ?)", stale)
+        stale = conn.execute("SELECT kind, row_id FROM vectors").fetchall()
+        conn.execute("DELETE FROM vectors")
+        conn.executemany("INSERT OR IGNORE INTO vector_queue (kind, row_id) VALUES (?, ?)",
+                         [(KIND_OF[code], row_id) for code, row_id in stale])
+        conn.execute("INSERT INTO vector_model (id, model) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET model = ?",
+                     (model_name, model_name))
     return len(stale)
 
 
@@ -204,12 +226,12 @@ def legacy(conn: sqlite3.Connection, limit: int) -> list[tuple[str, int, str, by
     return conn.execute("SELECT kind, row_id, model, vector FROM vectors_f32 LIMIT ?", (limit,)).fetchall()
 
 
-def converted(conn: sqlite3.Connection, model: str, rows: list[Stored], requeue: list[tuple[str, int]]) -> None:
+def converted(conn: sqlite3.Connection, model_name: str, rows: list[Stored], requeue: list[tuple[str, int]]) -> None:
     """Store converted legacy vectors, queue the rows whose legacy vector was of another model, drop those
     legacy rows, and the legacy table once it is empty."""
     with transaction(conn):
-        save(conn, model, rows)
-        keys = [(kind, row_id) for kind, row_id, _scale, _vector in rows] + requeue
+        save(conn, model_name, rows)
+        keys = [(kind, row_id) for kind, row_id, _vector in rows] + requeue
         conn.executemany("INSERT OR IGNORE INTO vector_queue (kind, row_id) VALUES (?, ?)", requeue)
         conn.executemany("DELETE FROM vectors_f32 WHERE kind = ? AND row_id = ?", keys)
         if not conn.execute("SELECT EXISTS (SELECT 1 FROM vectors_f32)").fetchone()[0]:

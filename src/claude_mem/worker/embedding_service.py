@@ -28,6 +28,7 @@ IDLE_MAX = 10.0
 # once after a removal (a forgotten vector must leave the file too), and on stop.
 SAVE_EVERY_S = 600.0
 RATE_WINDOW_S = 60.0
+COUNTS_TTL_S = 2.0
 
 
 class EmbeddingService(BackgroundTask):
@@ -44,6 +45,7 @@ class EmbeddingService(BackgroundTask):
         self._save_soon = False  # a removal or a new graph not saved yet
         self._removals_seen = 0
         self._build: asyncio.Task[None] | None = None
+        self._counts: tuple[float, dict[str, int]] | None = None
 
     async def start(self, ctx: WorkerContext) -> None:
         self._ctx = ctx
@@ -146,12 +148,17 @@ class EmbeddingService(BackgroundTask):
         return sum(rows for _at, rows in self._recent) / span
 
     def status(self) -> dict[str, object]:
-        """{model, available, reason, embedded, queued, total, rate, eta_s, index} for /health and `status`."""
-        conn = self._connect()
-        try:
-            counts = vectors.progress(conn)
-        finally:
-            conn.close()
+        """{model, available, reason, embedded, queued, total, rate, eta_s, index} for /health and `status`.
+        The counts are read at most every `COUNTS_TTL_S` (at 1M rows counting them takes ~20 ms, and a hook
+        may ask /health)."""
+        now = time.monotonic()
+        if self._counts is None or now - self._counts[0] >= COUNTS_TTL_S:
+            conn = self._connect()
+            try:
+                self._counts = (now, vectors.progress(conn))
+            finally:
+                conn.close()
+        counts = self._counts[1]
         rate = self.rate()
         indexes = vector_index.loaded()
         index: dict[str, object] = {"kind": "none", "size": 0}
