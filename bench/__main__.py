@@ -3,7 +3,9 @@ figure beside its budget on stderr, the whole JSON report on stdout.
 
 Options (words starting with `--`, and the value after `--data`, `--size` or `--before`) are passed to every benchmark's
 `main`: `--quick` for shorter runs, `--json` for bare JSON, `--data FILE` for `locomo`, `--size N` (observations)
-for `search`, `export` and `import-claude-mem`; `--phases` (with `--before SRC`: another checkout's `src`) for `hooks`.
+for `search`, `export` and `import-claude-mem`; `--phases` (with `--before SRC`: another checkout's `src`) for `hooks`;
+`--sizes 10k,100k,1m` for `ann` and `vectors` (`ann` also takes `--check-wheels`, `--no-wheels`, `--methods`,
+`--builds`, `--expansions`, `--real`; `vectors` `--backfill-seconds`).
 """
 
 import importlib

@@ -182,6 +182,10 @@ def bench_search(size: int, real: Any, queries: list[str], rounds: int) -> dict[
                 apis[way] = Api(workers[way][1])
                 progress(f"{size:,} observations: {way} worker up; waiting for its first search by meaning …")
                 ready[way] = wait_ready(apis[way], project)
+            for way, (_proc, port) in workers.items():  # anew: a kept-alive connection left idle was closed
+                apis[way].close()
+                apis[way] = Api(port)
+                hybrid(apis[way], project, "connection warm-up")
             times: dict[str, list[float]] = {way: [] for way in apis}
             cpu: dict[str, list[float]] = {way: [] for way in apis}
             seen: dict[str, dict[str, Any]] = {way: {"modes": set(), "degraded": 0, "unembedded_max": 0, "totals": []}
