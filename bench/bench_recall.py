@@ -178,25 +178,24 @@ def prompt_text(n: int) -> str:
     return f"{PROMPT} (draft {n})"
 
 
-def seed_vectors(conn, source: list[bytes] | None) -> list[bytes]:
+def seed_vectors(conn, source: list[tuple[float, bytes]] | None) -> list[tuple[float, bytes]]:
     """A vector for every observation (and summary): real embeddings when `source` is None, else
-    `source` repeated over the rows; returns the observation vectors (by id) for the next store."""
+    `source` (int8 vectors with their scale) repeated over the rows; returns the observation vectors (by
+    id) for the next store."""
     from claude_mem.index import embedder
     from claude_mem.index.semantic import embed_missing
+    from claude_mem.store import vectors
 
     if source is None:
         while embed_missing(conn, 64):
             pass
     else:
         ids = [row[0] for row in conn.execute("SELECT id FROM observations ORDER BY id")]
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("INSERT OR REPLACE INTO vectors (kind, row_id, model, vector) VALUES ('observation', ?, ?, ?)",
-                         ((row_id, embedder.MODEL, source[n % len(source)]) for n, row_id in enumerate(ids)))
-        conn.execute("COMMIT")
+        vectors.save(conn, embedder.MODEL, [("observation", row_id, *source[n % len(source)]) for n, row_id in enumerate(ids)])
         while embed_missing(conn, 64):  # the summary
             pass
-    return [row[0] for row in conn.execute(
-        "SELECT vector FROM vectors WHERE kind = 'observation' AND model = ? ORDER BY row_id", (embedder.MODEL,))]
+    return [(row[0], row[1]) for row in conn.execute(
+        "SELECT scale, vector FROM vectors WHERE kind = 'observation' AND model = ? ORDER BY row_id", (embedder.MODEL,))]
 
 
 def bench_prompt_hook(data_dir: str, project: str, runs: int, with_worker: bool) -> dict:

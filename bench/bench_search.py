@@ -115,7 +115,7 @@ def bench_throughput(conn: Any, batches: int) -> dict[str, Any]:
 def bench_backfill(conn: Any) -> dict[str, Any]:
     from claude_mem.index.semantic import embed_missing
 
-    before = vectors.progress(conn, embedder.MODEL)
+    before = vectors.progress(conn)
     rows, calls = 0, 0
     started = time.perf_counter()
     while True:
@@ -125,7 +125,7 @@ def bench_backfill(conn: Any) -> dict[str, Any]:
             break
         rows += done
     seconds = time.perf_counter() - started
-    after = vectors.progress(conn, embedder.MODEL)
+    after = vectors.progress(conn)
     return {"rows": rows, "seconds": round(seconds, 2), "rows_per_s": round(rows / seconds, 1), "calls": calls,
             "embedded_before": before["embedded"], "embedded_after": after["embedded"], "total": after["total"]}
 

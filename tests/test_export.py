@@ -143,7 +143,7 @@ def test_round_trip_is_lossless_and_a_second_export_is_byte_identical(store_a, d
     assert conn_b.execute("SELECT COUNT(*) FROM observations_fts WHERE observations_fts MATCH 'virtual OR viewer'"
                           ).fetchone()[0] >= 1
     assert conn_b.execute("SELECT COUNT(*) FROM prompts_fts WHERE prompts_fts MATCH 'viewer'").fetchone()[0] == 1
-    missing = vectors.missing(conn_b, "any-model", 10_000)
+    missing = vectors.queued(conn_b, 10_000)
     assert len(missing) == counts["observations"] + counts["summaries"] + counts["prompts"] - 1  # one private prompt
     conn_b.close()
 

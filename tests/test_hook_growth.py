@@ -227,9 +227,9 @@ def test_only_observation_vectors_move_the_vector_generation(tmp_path):
         return vectors.generation(conn)
 
     start = generation()
-    vectors.save(conn, "model", [("prompt", prompt, b"\0" * 8)])
+    vectors.save(conn, "model", [("prompt", prompt, 1.0, b"\0" * 8)])
     assert generation() == start
-    vectors.save(conn, "model", [("observation", observation, b"\0" * 8)])
+    vectors.save(conn, "model", [("observation", observation, 1.0, b"\0" * 8)])
     assert generation() == start + 1
     conn.execute("DELETE FROM vectors WHERE kind = 'prompt'")
     assert generation() == start + 1

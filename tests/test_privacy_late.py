@@ -203,12 +203,14 @@ def test_a_caught_prompt_goes_to_the_team_again_and_gets_a_new_vector(data_dir):
     store_as_an_old_hook(conn, "s-team", "prompt", {"prompt": f"use {github_token()}"}, "p1")
     prompt_id = conn.execute("SELECT id FROM prompts").fetchone()[0]
     conn.execute("UPDATE prompts SET team_rev = 7 WHERE id = ?", (prompt_id,))
-    conn.execute("INSERT INTO vectors (kind, row_id, model, vector) VALUES ('prompt', ?, 'm', x'00')", (prompt_id,))
+    conn.execute("INSERT INTO vectors (kind, row_id, model, scale, vector) VALUES ('prompt', ?, 'm', 1, x'00')",
+                 (prompt_id,))
     batch = queue.claim_batch(conn, lease_seconds=60, max_events=20, max_chars=30_000, max_attempts=3)
     cleaned = caught_late.clean_batch(conn, batch)
     assert "[REDACTED:" in cleaned.events[0].payload["prompt"] and batch.ids == cleaned.ids
     assert conn.execute("SELECT team_rev FROM prompts").fetchone() == (None,)
     assert conn.execute("SELECT COUNT(*) FROM vectors").fetchone() == (0,)
+    assert conn.execute("SELECT kind, row_id FROM vector_queue").fetchall() == [("prompt", prompt_id)]  # embedded anew
     assert caught_late.clean_batch(conn, cleaned) is cleaned  # nothing left to catch, nothing counted twice
     assert caught_late.report(conn)["secrets_caught_late"] == 2
 

@@ -63,14 +63,16 @@ def test_value_sets_are_defined_once():
     assert set(available_modes()) <= set(MODES)
 
 
-def test_a_mode_without_an_index_is_a_clear_error(tmp_path, monkeypatch):
+def test_a_mode_without_an_index_degrades_to_keyword_and_says_why(tmp_path, monkeypatch):
     from claude_mem.index import search as registry
 
     monkeypatch.setattr(registry, "INDEXES", {"keyword": registry.INDEXES["keyword"]})
     conn = db.connect(str(tmp_path / "claude-mem.db"))
     try:
-        with pytest.raises(RecallError, match=r"search mode 'semantic' is not available .*available: keyword"):
-            search(conn, SearchQuery(text="cache", mode="semantic"))
+        asked = search(conn, SearchQuery(text="cache", mode="semantic"))  # named: keyword answers, saying why
+        assert (asked.mode, asked.degraded) == ("keyword", "keyword") and "not available here" in asked.note
+        with pytest.raises(RecallError, match=r"unknown search mode 'fuzzy'; available: keyword"):
+            search(conn, SearchQuery(text="cache", mode="fuzzy"))
         assert search(conn, SearchQuery(text="cache")).total == 0  # the default falls back to keyword
     finally:
         conn.close()

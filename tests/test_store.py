@@ -30,7 +30,9 @@ EXPECTED_TABLES = {
         "completed", "next_steps", "files_read", "files_edited", "notes", "input_tokens", "output_tokens",
         "created_at", "uid", "author", "device", "team_rev", "processed_at",
     ],
-    "vectors": ["kind", "row_id", "model", "vector"],
+    "vectors": ["id", "kind", "row_id", "model", "scale", "vector"],  # m016: int8, a rowid table
+    "vector_queue": ["kind", "row_id"],
+    "vector_removals": ["seq", "row_id"],
     "shown": ["session_id", "observation_id"],
     "vector_generation": ["id", "generation"],
     "projects": ["key", "remote", "first_seen", "sessions", "observations", "summaries"],  # m015: counts
@@ -45,7 +47,8 @@ EXPECTED_TABLES = {
 }
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
-    "observations_vector_delete", "summaries_vector_delete", "prompts_vector_delete", "observations_vector_update",
+    *(f"{t}_vector_{op}" for t in ("observations", "summaries", "prompts") for op in ("queue", "delete", "update")),
+    "prompts_vector_private", "prompts_vector_public",  # m016: the queue of rows to embed
     "vectors_generation_insert", "vectors_generation_delete"} | {
     f"{t}_uid_insert" for t in ("sessions", "prompts", "observations", "summaries")} | {
     f"{t}_team_tombstone" for t in ("sessions", "prompts", "observations", "summaries")} | {"sessions_team_changed"} | {
@@ -403,7 +406,10 @@ def test_ids_are_never_reused_after_the_upgrade_and_the_rebuild_keeps_every_row(
     assert fts_ids(upgraded, "summaries", "wombat") == [1] and fts_ids(upgraded, "prompts", "wombats") == [1]
     assert upgraded.execute("SELECT * FROM observation_sources").fetchall() == [(2, 1)]
     if start >= 3:
-        assert upgraded.execute("SELECT row_id FROM vectors").fetchall() == [(2,)]
+        # m016: the float32 vector waits for the worker to convert it; the rows without one are queued
+        assert upgraded.execute("SELECT row_id FROM vectors_f32").fetchall() == [(2,)]
+        assert upgraded.execute("SELECT row_id FROM vector_queue WHERE kind = 'observation'").fetchall() == \
+            [(n,) for n in kept if n != 2]
     if start >= 4:
         assert upgraded.execute("SELECT observation_id FROM shown").fetchall() == [(2,)]
     if uids is not None:

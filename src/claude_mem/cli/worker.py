@@ -46,8 +46,7 @@ def describe_report(report: dict[str, Any], shown_warnings: Collection[str] = ()
             lines.append(f"  store repaired: {note}")
         vectors = health.get("vectors")
         if vectors:
-            lines.append(f"  vectors: {vectors['embedded']} of {vectors['total']} embedded ({vectors['model']})"
-                         if vectors.get("available") else f"  vectors: off, keyword search only ({vectors.get('reason')})")
+            lines.append(vector_line(vectors))
         for warning in health.get("warnings") or []:
             if warning not in shown_warnings:
                 lines.append(f"  settings warning: {warning}")
@@ -146,3 +145,20 @@ def restore_cmd(file: str) -> None:
     finally:
         os.close(fd)
     click.echo(f"restored {file}" + (f"; the previous database is kept at {kept}" if kept else ""))
+
+
+def vector_line(vectors: dict[str, Any]) -> str:
+    """`vectors: 1,200 of 5,000 embedded (model), 104/s, about 37 s left; index: graph of 1,200`."""
+    if not vectors.get("available"):
+        return f"  vectors: off, keyword search only ({vectors.get('reason')})"
+    line = f"  vectors: {vectors.get('embedded', 0):,} of {vectors.get('total', 0):,} embedded ({vectors.get('model')})"
+    if vectors.get("queued"):
+        line += f", {vectors['rate']}/s" if vectors.get("rate") else ", waiting to start"
+        eta = vectors.get("eta_s")
+        line += f", about {eta} s left" if isinstance(eta, int) and eta < 90 else (
+            f", about {round(eta / 60)} min left" if isinstance(eta, int) else "")
+    index = vectors.get("index") or {}
+    if index.get("kind") in ("graph", "exact"):
+        line += f"; index: {'HNSW graph' if index['kind'] == 'graph' else 'exact'} of {index.get('size', 0):,}"
+        line += " (building the graph)" if index.get("building") else ""
+    return line

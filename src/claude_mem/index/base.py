@@ -20,11 +20,17 @@ class SearchResult:
     total: int
     match: str = ""
     total_capped: bool = False
+    mode: str = ""  # what ran: "keyword", "semantic" or "hybrid" ("" where it does not matter)
+    degraded: str = ""  # "keyword" when meaning was asked for and keyword search answered
+    unembedded: int = 0  # rows the search covers that have no vector yet (not compared by meaning)
+    note: str = ""  # one line for a person: why it is degraded, what was not compared
 
     def as_dict(self) -> dict[str, object]:
-        """`{"items": [...], "total": n, "total_capped": bool, "match": expression}`: what the HTTP API
-        and `--json` print."""
-        return {"items": self.items, "total": self.total, "total_capped": self.total_capped, "match": self.match}
+        """`{"items": [...], "total": n, "total_capped": bool, "match": expression}`, plus `mode`,
+        `degraded`, `unembedded` and `note` when set: what the HTTP API and `--json` print."""
+        extra = {"mode": self.mode, "degraded": self.degraded, "unembedded": self.unembedded, "note": self.note}
+        return {"items": self.items, "total": self.total, "total_capped": self.total_capped, "match": self.match,
+                **{name: value for name, value in extra.items() if value}}
 
 
 class SearchIndex(Protocol):

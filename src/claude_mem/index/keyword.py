@@ -23,7 +23,7 @@ class KeywordIndex:
     def search(self, conn: Store, query: SearchQuery) -> SearchResult:
         expression = None if query.text is None else fts.keyword_expression(query.text)
         if query.text is not None and not expression:
-            return SearchResult(items=[], total=0, match="")
+            return SearchResult(items=[], total=0, match="", mode="keyword")
         narrow = fts.all_terms_expression(query.text or "") or None
         want, filters = query.offset + query.limit, query.filters
         total, capped, unfiltered = 0, False, None
@@ -48,4 +48,4 @@ class KeywordIndex:
         page = items[query.offset: query.offset + query.limit]
         if query.snippets:
             repository.add_snippets(conn, expression or "", page, unfiltered)
-        return SearchResult(items=page, total=total, match=expression or "", total_capped=capped)
+        return SearchResult(items=page, total=total, match=expression or "", total_capped=capped, mode="keyword")

@@ -58,6 +58,9 @@ class SearchQuery:
     order: str = "relevance"
     # Highlighted snippets of the matched words (keyword search; ~30 µs a row): for surfaces that show them.
     snippets: bool = False
+    # A search by meaning first embeds the rows it covers that still wait for a vector (`semantic.ON_DEMAND`,
+    # ~0.3 s at most); the per-prompt memory, on a 100 ms budget, turns it off and counts them instead.
+    embed_waiting: bool = True
 
     @classmethod
     def build(

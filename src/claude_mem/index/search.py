@@ -30,18 +30,22 @@ def available_modes() -> tuple[str, ...]:
 
 
 def search(conn: Store, query: SearchQuery) -> SearchResult:
-    """The page of hits for `query`; `RecallError` when its mode has no index here."""
+    """The page of hits for `query`. A search by meaning that cannot run here (no model, or it broke)
+    is answered by keyword search with `degraded="keyword"` and a note saying why: never a silent 0."""
     mode = query.mode or default_mode(conn)
     index = INDEXES.get(mode)
     if index is None:
+        if mode not in ("semantic", "hybrid"):
+            raise RecallError(f"unknown search mode {mode!r}; available: {', '.join(available_modes())}")
         reason = embedder.unavailable() or "no index for it"
-        raise RecallError(f"search mode {mode!r} is not available ({reason}); available: {', '.join(available_modes())}")
+        return after_successors(replace(INDEXES["keyword"].search(conn, query), degraded="keyword", note=(
+            f"search by meaning is not available here ({reason}); these are keyword matches")), query.order)
     try:
-        return after_successors(index.search(conn, query), query.order)
-    except embedder.ModelUnavailable as exc:
-        if query.mode:  # asked for by name: say why it cannot run
-            raise RecallError(f"search mode {mode!r} is not available: {exc}") from None
-        return after_successors(INDEXES["keyword"].search(conn, query), query.order)  # degrades to keyword search
+        found = index.search(conn, query)
+    except embedder.ModelUnavailable as exc:  # the model broke after it was found: keyword search answers, saying so
+        found = replace(INDEXES["keyword"].search(conn, query), mode="keyword", degraded="keyword",
+                        note=f"search by meaning is not available ({exc}); these are keyword matches")
+    return after_successors(found, query.order)
 
 
 def after_successors(result: SearchResult, order: str = "relevance") -> SearchResult:

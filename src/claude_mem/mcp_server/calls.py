@@ -109,7 +109,7 @@ def _wants_meaning(conn: Store, wanted: SearchQuery) -> bool:
         return False
     if wanted.mode:
         return True
-    return bool(vectors.progress(conn, embedder.MODEL)["embedded"])
+    return vectors.any_vector(conn, embedder.MODEL)
 
 
 def _worker_params(wanted: SearchQuery) -> dict[str, str]:

@@ -9,6 +9,8 @@ prompts have nothing relevant; the hook waits for this answer). Without vectors 
 same keyword search the hook would run itself.
 """
 
+from dataclasses import replace
+
 from claude_mem.domain import RecallError
 from claude_mem.index import embedder
 from claude_mem.index.query import SearchQuery
@@ -29,10 +31,13 @@ def related(conn: Store, project: str, prompt: str, session: str, limit: int) ->
         try:
             if not _may_match(conn, project, prompt):
                 return {"items": [], "mode": "hybrid"}
-            found = search(conn, SearchQuery.build(prompt, mode="hybrid", project=project, limit=limit + len(exclude)))
-        except RecallError:  # the model failed to load or run: keyword search, as the hook would
+            found = search(conn, replace(SearchQuery.build(prompt, mode="hybrid", project=project,
+                                                           limit=limit + len(exclude)), embed_waiting=False))
+        except RecallError:
             pass
         else:
+            if found.degraded:  # the model failed to load or run: keyword search, as the hook would
+                return {"items": prompt_context.keyword_matches(conn, project, prompt, exclude, limit), "mode": "keyword"}
             items = [{key: hit.get(key) for key in FIELDS} for hit in found.items
                      if hit["id"] not in exclude and hit.get("superseded_by") is None
                      and float(hit.get("cosine") or 0.0) >= prompt_context.MIN_COSINE]
@@ -43,5 +48,6 @@ def related(conn: Store, project: str, prompt: str, session: str, limit: int) ->
 def _may_match(conn: Store, project: str, prompt: str) -> bool:
     """Whether any observation of `project` comes within `MIN_COSINE` of the prompt (the one best by
     meaning, as hybrid search would compute and round its cosine)."""
-    best = search(conn, SearchQuery.build(prompt, mode="semantic", project=project, limit=1)).items
-    return bool(best) and float(best[0].get("cosine") or 0.0) >= prompt_context.MIN_COSINE
+    found = search(conn, replace(SearchQuery.build(prompt, mode="semantic", project=project, limit=1), embed_waiting=False))
+    best = found.items
+    return found.degraded == "keyword" or bool(best) and float(best[0].get("cosine") or 0.0) >= prompt_context.MIN_COSINE

@@ -8,7 +8,9 @@ a released migration. Never edit a released migration: add one.
 
 import _sqlite3 as sqlite3  # `sqlite3`'s own driver, without the `datetime` its wrapper imports (db.py)
 
+from claude_mem.store.sql_script import run_script
 from claude_mem.store.transaction import transaction
+from claude_mem.store.vector_schema import m016_compact_vectors
 
 # What m002 created (read by `forget` to optimise every index); describes, never builds, a migration.
 FTS_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -16,21 +18,6 @@ FTS_COLUMNS: dict[str, tuple[str, ...]] = {
     "summaries": ("request", "investigated", "learned", "completed", "next_steps", "notes"),
     "prompts": ("text",),
 }
-
-
-def run_script(conn: sqlite3.Connection, script: str) -> None:
-    """Execute several statements inside the caller's transaction.
-
-    `executescript` would COMMIT first and break the one-transaction-per-migration rule.
-    """
-    statement = ""
-    for line in script.splitlines(keepends=True):
-        statement += line
-        if sqlite3.complete_statement(statement):
-            conn.execute(statement)
-            statement = ""
-    if statement.strip():
-        raise ValueError(f"incomplete SQL statement: {statement.strip()[:80]}")
 
 
 def m001_initial(conn: sqlite3.Connection) -> None:
@@ -620,7 +607,7 @@ def m015_project_counts(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects,
               m008_team, m009_caught_late, m010_changes, m011_observation_files, m012_ids, m013_processed_at,
-              m014_supersession, m015_project_counts]
+              m014_supersession, m015_project_counts, m016_compact_vectors]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

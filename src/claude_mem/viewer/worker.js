@@ -16,7 +16,27 @@ export function showHealth(health) {
   $("provider").textContent = provider.ok ? `${provider.name}: working` : `${provider.name}: ${provider.reason}`;
   $("provider").classList.toggle("warn-text", !provider.ok);
   if ("warnings" in health) showSettingsWarnings(health.warnings);
+  if ("vectors" in health) showVectors(health.vectors);
   showCounts(health.queue);
+}
+
+// Search by meaning: how much is embedded, how fast the backfill goes, how long it has left.
+function showVectors(vectors) {
+  const line = $("meaning");
+  line.hidden = !vectors;
+  if (!vectors) return;
+  if (!vectors.available) {
+    line.textContent = `Search by meaning: off (${vectors.reason})`;
+    return;
+  }
+  const done = vectors.embedded.toLocaleString();
+  if (!vectors.queued) {
+    line.textContent = `Search by meaning: all ${done} embedded`;
+    return;
+  }
+  const eta = vectors.eta_s == null ? "" : ` · about ${vectors.eta_s < 90 ? `${vectors.eta_s} s` : `${Math.round(vectors.eta_s / 60)} min`} left`;
+  const rate = vectors.rate ? ` · ${vectors.rate}/s` : "";
+  line.textContent = `Search by meaning: ${done} of ${vectors.total.toLocaleString()} embedded${rate}${eta}`;
 }
 
 // Refused settings (a bad value in settings.json or the environment): the worker uses another value.
