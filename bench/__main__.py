@@ -429,11 +429,14 @@ def scale_rows(vectors: dict | None) -> list[tuple[str, str, str, bool | None]]:
             limit = figures.get("budget_p50_ms")
             note = f"; answers {', '.join(auto['modes'])}" + (f", {auto['degraded_answers']} degraded" if auto["degraded_answers"]
                                                              else "")
-            found.append((f"hybrid search over HTTP, {count} observations (default index)",
+            index = auto.get("index") or {}
+            found.append((f"hybrid search over HTTP, {count} observations (default index: {index.get('kind', 'not said')})",
                           f"p50 {auto['p50_ms']} ms = {auto['ratio_to_exact']}× exact ({exact['p50_ms']} ms), p95 "
                           f"{auto['p95_ms']} ms; CPU p50 {auto['cpu_p50_ms']} ms = {auto['cpu_ratio_to_exact']}× exact's{note}",
                           f"≤ {limit:g} ms" if limit else "",
                           auto["p50_ms"] <= limit if limit else None))
+            found.append((f"hybrid search, {count} observations: exact search's top {20} found by the default index",
+                          f"{figures['overlap_with_exact']:.1%}", "", None))
             found.append((f"worker RSS, {count} observations with vectors (default index; exact)",
                           f"{auto['rss_mb']} MB (peak {auto['peak_rss_mb']}); {exact['rss_mb']} MB",
                           f"≤ {budgets['worker_rss_mb']:g} MB", auto["rss_mb"] <= budgets["worker_rss_mb"]))

@@ -10,7 +10,8 @@
    through the store, two real workers over copies of it — `CLAUDE_MEM_VECTOR_INDEX=exact` (brute force: the
    baseline) and the default (`auto`) — asked `GET /api/search?mode=hybrid` over the standard query set,
    interleaved query by query, each query new to both (its embedding not kept): p50/p95 and the ratio to
-   exact, the `mode` / `degraded` / `unembedded` the answers carried, each worker's RSS. Targets: p50 ≤ 10
+   exact, the `mode` / `degraded` / `unembedded` the answers carried, how much of exact search's page the
+   default index's page holds (overlap@20), the index `/health` names, each worker's RSS. Targets: p50 ≤ 10
    ms at 100k, ≤ 30 ms at 1M. Beside the wall times, the worker's CPU time per request (every thread, from
    schedstat): what a busy machine leaves comparable. Then, in process, the backfill's batch query (which
    rows to embed next) while 320 new observations are embedded, and once when nothing is left: its longest
@@ -150,15 +151,17 @@ def hybrid(api: Api, project: str, text: str) -> tuple[float, dict[str, Any]]:
     return (time.perf_counter() - start) * 1000, answer
 
 
-def wait_ready(api: Api, project: str) -> float:
-    """Seconds until the worker answers a search by meaning as such (its index built), not degraded."""
+def wait_ready(api: Api, port: int, project: str) -> tuple[float, dict[str, Any]]:
+    """Seconds until the worker answers a search by meaning as such, not degraded, with no index being built;
+    and the index `/health` then names."""
     started = time.perf_counter()
     while True:
         _ms, answer = hybrid(api, project, "worker warm-up")
-        if not answer.get("degraded") and answer.get("mode", "hybrid") != "keyword":
-            return time.perf_counter() - started
+        index = health_vectors(port).get("index") or {}
+        if not answer.get("degraded") and answer.get("mode", "hybrid") != "keyword" and not index.get("building"):
+            return time.perf_counter() - started, index
         if time.perf_counter() - started > READY_TIMEOUT_S:
-            raise RuntimeError(f"the worker still answers degraded after {READY_TIMEOUT_S:.0f} s: {answer.get('note')}")
+            raise RuntimeError(f"the worker is not ready after {READY_TIMEOUT_S:.0f} s: {answer.get('note')}, {index}")
         time.sleep(1)
 
 
@@ -176,22 +179,25 @@ def bench_search(size: int, real: Any, queries: list[str], rounds: int) -> dict[
         apis: dict[str, Api] = {}
         try:
             ready: dict[str, float] = {}
+            held: dict[str, dict[str, Any]] = {}
             for way in ("exact", "auto"):
                 with environment(CLAUDE_MEM_VECTOR_INDEX=way):
                     workers[way] = start_worker(dirs[way])
                 apis[way] = Api(workers[way][1])
                 progress(f"{size:,} observations: {way} worker up; waiting for its first search by meaning …")
-                ready[way] = wait_ready(apis[way], project)
+                ready[way], held[way] = wait_ready(apis[way], workers[way][1], project)
             for way, (_proc, port) in workers.items():  # anew: a kept-alive connection left idle was closed
                 apis[way].close()
                 apis[way] = Api(port)
                 hybrid(apis[way], project, "connection warm-up")
             times: dict[str, list[float]] = {way: [] for way in apis}
+            overlaps: list[float] = []
             cpu: dict[str, list[float]] = {way: [] for way in apis}
             seen: dict[str, dict[str, Any]] = {way: {"modes": set(), "degraded": 0, "unembedded_max": 0, "totals": []}
                                                for way in apis}
             for number in range(rounds):
                 for query in queries:
+                    answers: dict[str, list[int]] = {}
                     for way, api in apis.items():
                         before = process_cpu_ms(workers[way][0].pid)
                         elapsed, answer = hybrid(api, project, query + ROUND_SUFFIXES[number % len(ROUND_SUFFIXES)])
@@ -201,6 +207,9 @@ def bench_search(size: int, real: Any, queries: list[str], rounds: int) -> dict[
                         seen[way]["degraded"] += bool(answer.get("degraded"))
                         seen[way]["unembedded_max"] = max(seen[way]["unembedded_max"], answer.get("unembedded") or 0)
                         seen[way]["totals"].append(answer["total"])
+                        answers[way] = [item["id"] for item in answer["items"]]
+                    if answers["exact"]:  # the default index's page against exact search's page
+                        overlaps.append(len(set(answers["auto"]) & set(answers["exact"])) / len(answers["exact"]))
             memory = {way: rss_mb(proc.pid) for way, (proc, _port) in workers.items()}
         finally:
             for api in apis.values():
@@ -210,13 +219,14 @@ def bench_search(size: int, real: Any, queries: list[str], rounds: int) -> dict[
         batches = bench_batch_query(conn, project, real)
     exact_p50 = statistics.median(times["exact"])
     found: dict[str, Any] = {"observations": size, "save_vectors_s": round(save_s, 1), "queries": len(times["auto"]),
-                             "batch_query": batches}
+                             "batch_query": batches, "overlap_with_exact": round(statistics.fmean(overlaps), 4)}
     for way in apis:
         found[way] = {"p50_ms": round(statistics.median(times[way]), 2), "p95_ms": round(percentile(times[way], 0.95), 2),
                       "ratio_to_exact": round(statistics.median(times[way]) / exact_p50, 2),
                       "cpu_p50_ms": round(statistics.median(cpu[way]), 2),
                       "cpu_ratio_to_exact": round(statistics.median(cpu[way]) / statistics.median(cpu["exact"]), 2),
-                      "ready_s": round(ready[way], 1), "rss_mb": memory[way]["VmRSS"], "peak_rss_mb": memory[way]["VmHWM"],
+                      "ready_s": round(ready[way], 1), "index": held[way],
+                      "rss_mb": memory[way]["VmRSS"], "peak_rss_mb": memory[way]["VmHWM"],
                       "modes": sorted(seen[way]["modes"]), "degraded_answers": seen[way]["degraded"],
                       "unembedded_max": seen[way]["unembedded_max"],
                       "median_total": statistics.median(seen[way]["totals"])}
@@ -226,14 +236,21 @@ def bench_search(size: int, real: Any, queries: list[str], rounds: int) -> dict[
     return found
 
 
+def pick_batch(conn: Any) -> list[tuple[str, int, str]]:
+    """The backfill's next batch: the queue (m016) where this checkout has it, else the rows without a vector."""
+    queued = getattr(vectors, "queued", None)
+    rows: list[tuple[str, int, str]] = queued(conn, BATCH) if queued else vectors.missing(conn, embedder.MODEL, BATCH)
+    return rows
+
+
 def bench_batch_query(conn: Any, project: str, real: Any) -> dict[str, Any]:
-    """The backfill's pick of its next batch (`vectors.missing`), timed in process while NEW_ROWS new
+    """The backfill's pick of its next batch (`pick_batch`), timed in process while NEW_ROWS new
     observations get vectors (saved as the worker saves them), and once more when none is left."""
     generate(conn, project, NEW_ROWS, seed=9)
     picks, saves = [], []
     while True:
         started = time.perf_counter()
-        rows = vectors.missing(conn, embedder.MODEL, BATCH)
+        rows = pick_batch(conn)
         picks.append((time.perf_counter() - started) * 1000)
         if not rows:
             break
@@ -276,7 +293,7 @@ def bench_backfill(size: int, seconds: float) -> dict[str, Any]:
     rows = int(last["embedded"]) - int(first["embedded"])
     return {"observations": size, "seconds": round(elapsed, 1), "rows": rows, "rows_per_s": round(rows / elapsed, 1),
             "embedded": last["embedded"], "total": last["total"], "rss_mb": memory["VmRSS"], "peak_rss_mb": memory["VmHWM"],
-            "progress_fields": sorted(last), "budget_rows_per_s": BACKFILL_BUDGET_ROWS_S}
+            "worker_rate": last.get("rate"), "eta_s": last.get("eta_s"), "budget_rows_per_s": BACKFILL_BUDGET_ROWS_S}
 
 
 def main(argv: list[str]) -> dict[str, Any]:
