@@ -435,6 +435,11 @@ def scale_rows(vectors: dict | None) -> list[tuple[str, str, str, bool | None]]:
                           f"{auto['p95_ms']} ms; CPU p50 {auto['cpu_p50_ms']} ms = {auto['cpu_ratio_to_exact']}× exact's{note}",
                           f"≤ {limit:g} ms" if limit else "",
                           auto["p50_ms"] <= limit if limit else None))
+            parts = figures.get("parts")
+            if parts:
+                found.append((f"hybrid's halves alone, {count} observations (default index)",
+                              "; ".join(f"{mode} p50 {part['p50_ms']} ms (CPU {part['cpu_p50_ms']} ms)"
+                                        for mode, part in parts.items()), "", None))
             found.append((f"hybrid search, {count} observations: exact search's top {20} found by the default index",
                           f"{figures['overlap_with_exact']:.1%}", "", None))
             found.append((f"worker RSS, {count} observations with vectors (default index; exact)",

@@ -11,7 +11,8 @@
    baseline) and the default (`auto`) — asked `GET /api/search?mode=hybrid` over the standard query set,
    interleaved query by query, each query new to both (its embedding not kept): p50/p95 and the ratio to
    exact, the `mode` / `degraded` / `unembedded` the answers carried, how much of exact search's page the
-   default index's page holds (overlap@20), the index `/health` names, each worker's RSS. Targets: p50 ≤ 10
+   default index's page holds (overlap@20), the index `/health` names, each worker's RSS; and hybrid's
+   halves (`mode=keyword`, `mode=semantic`) timed alone by the default index's worker. Targets: p50 ≤ 10
    ms at 100k, ≤ 30 ms at 1M. Beside the wall times, the worker's CPU time per request (every thread, from
    schedstat): what a busy machine leaves comparable. Then, in process, the backfill's batch query (which
    rows to embed next) while 320 new observations are embedded, and once when nothing is left: its longest
@@ -60,6 +61,7 @@ LIMIT = 20
 SAVE_CHUNK = 20_000
 READY_TIMEOUT_S = 3_600.0
 ROUND_SUFFIXES = ("", " notes", " issue")  # a query text new to the worker each round (no kept embedding)
+PARTS = ("keyword", "semantic")  # hybrid's halves, timed alone by the default index's worker
 
 
 def progress(message: str) -> None:
@@ -145,9 +147,9 @@ def environment(**values: str) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def hybrid(api: Api, project: str, text: str) -> tuple[float, dict[str, Any]]:
+def hybrid(api: Api, project: str, text: str, mode: str = "hybrid") -> tuple[float, dict[str, Any]]:
     start = time.perf_counter()
-    answer = api.get("/api/search", q=text, mode="hybrid", limit=LIMIT, project=project)
+    answer = api.get("/api/search", q=text, mode=mode, limit=LIMIT, project=project)
     return (time.perf_counter() - start) * 1000, answer
 
 
@@ -192,6 +194,8 @@ def bench_search(size: int, real: Any, queries: list[str], rounds: int) -> dict[
                 hybrid(apis[way], project, "connection warm-up")
             times: dict[str, list[float]] = {way: [] for way in apis}
             overlaps: list[float] = []
+            parts: dict[str, list[float]] = {mode: [] for mode in PARTS}
+            parts_cpu: dict[str, list[float]] = {mode: [] for mode in PARTS}
             cpu: dict[str, list[float]] = {way: [] for way in apis}
             seen: dict[str, dict[str, Any]] = {way: {"modes": set(), "degraded": 0, "unembedded_max": 0, "totals": []}
                                                for way in apis}
@@ -208,6 +212,11 @@ def bench_search(size: int, real: Any, queries: list[str], rounds: int) -> dict[
                         seen[way]["unembedded_max"] = max(seen[way]["unembedded_max"], answer.get("unembedded") or 0)
                         seen[way]["totals"].append(answer["total"])
                         answers[way] = [item["id"] for item in answer["items"]]
+                    text = query + ROUND_SUFFIXES[number % len(ROUND_SUFFIXES)] + " parts"
+                    for mode in PARTS:  # hybrid's halves, by the default index's worker (each text new to it)
+                        before = process_cpu_ms(workers["auto"][0].pid)
+                        parts[mode].append(hybrid(apis["auto"], project, text, mode)[0])
+                        parts_cpu[mode].append(process_cpu_ms(workers["auto"][0].pid) - before)
                     if answers["exact"]:  # the default index's page against exact search's page
                         overlaps.append(len(set(answers["auto"]) & set(answers["exact"])) / len(answers["exact"]))
             memory = {way: rss_mb(proc.pid) for way, (proc, _port) in workers.items()}
@@ -219,7 +228,9 @@ def bench_search(size: int, real: Any, queries: list[str], rounds: int) -> dict[
         batches = bench_batch_query(conn, project, real)
     exact_p50 = statistics.median(times["exact"])
     found: dict[str, Any] = {"observations": size, "save_vectors_s": round(save_s, 1), "queries": len(times["auto"]),
-                             "batch_query": batches, "overlap_with_exact": round(statistics.fmean(overlaps), 4)}
+                             "batch_query": batches, "overlap_with_exact": round(statistics.fmean(overlaps), 4),
+                             "parts": {mode: {"p50_ms": round(statistics.median(parts[mode]), 2),
+                                              "cpu_p50_ms": round(statistics.median(parts_cpu[mode]), 2)} for mode in PARTS}}
     for way in apis:
         found[way] = {"p50_ms": round(statistics.median(times[way]), 2), "p95_ms": round(percentile(times[way], 0.95), 2),
                       "ratio_to_exact": round(statistics.median(times[way]) / exact_p50, 2),
