@@ -3,7 +3,9 @@ figure beside its budget on stderr, the whole JSON report on stdout.
 
 Options (words starting with `--`, and the value after `--data`, `--size` or `--before`) are passed to every benchmark's
 `main`: `--quick` for shorter runs, `--json` for bare JSON, `--data FILE` for `locomo`, `--size N` (observations)
-for `search`, `export` and `import-claude-mem`; `--phases` (with `--before SRC`: another checkout's `src`) for `hooks`.
+for `search`, `export` and `import-claude-mem`; `--phases` (with `--before SRC`: another checkout's `src`) for `hooks`;
+`--sizes 10k,100k,1m` for `ann` and `vectors` (`ann` also takes `--check-wheels`, `--no-wheels`, `--methods`,
+`--builds`, `--expansions`, `--real`; `vectors` `--backfill-seconds`).
 """
 
 import importlib
@@ -13,7 +15,9 @@ import sys
 
 import bench
 
-VALUE_OPTIONS = ("--data", "--size", "--before", "--sweep")  # options followed by a value (`--data FILE`, `--size N`)
+# options followed by a value (`--data FILE`, `--size N`)
+VALUE_OPTIONS = ("--data", "--size", "--before", "--sweep", "--sizes", "--builds", "--expansions", "--methods", "--real",
+                 "--backfill-seconds")
 
 
 def main(argv: list[str]) -> int:
@@ -115,6 +119,7 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
                       None))
     found += team_rows(report.get("team"))
     found += privacy_rows(report.get("privacy"))
+    found += vector_rows(report.get("ann"), report.get("vectors"))
     return found
 
 
@@ -420,6 +425,89 @@ def export_rows(export: dict | None) -> list[tuple[str, str, str, bool | None]]:
                       " → ".join(f"{mb} MB" for mb in flat[f"{name}_peak_mb"]), "flat (≤ 1.5×)", growth <= 1.5))
     found.append(("export → import → export", "identical" if export["reexport_identical"] else "different",
                   "identical", export["reexport_identical"]))
+    return found
+
+
+def vector_rows(ann: dict | None, vectors: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    """The `ann` (vector index libraries) and `vectors` (search by meaning at scale) benchmarks' figures."""
+    return ann_rows(ann) + scale_rows(vectors)
+
+
+def ann_rows(ann: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    found: list[tuple[str, str, str, bool | None]] = []
+    if ann and "unavailable" in ann:
+        found.append(("vector index libraries", f"not measured: {ann['unavailable']}", "", None))
+    elif ann:
+        found.append(("vector index libraries: data", ann["data"]["note"], "", None))
+        for size, methods in ann["sizes"].items():
+            for method, figures in methods.items():
+                chosen = figures.get("chosen")
+                if not chosen:
+                    found.append((f"{method}, {int(size):,} vectors", figures.get("unavailable") or "failed", "", None))
+                    continue
+                params = (f" (M {chosen['connectivity']}, ef_add {chosen['expansion_add']}, ef {chosen['expansion_search']})"
+                          if chosen["connectivity"] else "")
+                forget = chosen["forget"]
+                removal = "removal: " + ("no" if not forget["removal"] else "bytes gone" if forget["bytes_gone"]
+                                         else "bytes left in the file" if forget["bytes_gone"] is False else "yes")
+                found.append((f"{method}{params}, {int(size):,} vectors",
+                              f"p50 {chosen['p50_ms']} ms = {chosen['ratio_to_exact_f32']}× exact f32, p95 {chosen['p95_ms']}"
+                              f" ms, recall@10 {chosen['recall_at_10']}, build {chosen['build_s']} s, "
+                              f"{chosen['bytes_per_vector']:g} B/vector, RSS +{chosen['rss_growth_mb']} MB, {removal}",
+                              f"recall ≥ {ann['recall_target']}", chosen["recall_at_10"] >= ann["recall_target"]))
+        wheels = ann.get("wheels")
+        if wheels and "packages" in wheels:
+            for package, platforms in wheels["packages"].items():
+                found.append((f"{package} wheels, cp311 ({wheels['checked']})",
+                              ", ".join(f"{name} " + (f"{got['mb']} MB" if got else "none") for name, got in platforms.items()),
+                              "", None))
+    return found
+
+
+def scale_rows(vectors: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    found: list[tuple[str, str, str, bool | None]] = []
+    if vectors and "unavailable" in vectors:
+        found.append(("search by meaning at scale", f"not measured: {vectors['unavailable']}", "", None))
+    elif vectors:
+        budgets = vectors["budgets"]
+        found.append(("search by meaning at scale: data", vectors["data"], "", None))
+        for size, figures in vectors["bytes"].items():
+            per, ratio = figures["bytes_per_observation"], figures["ratio_with_vectors"]
+            limit = budgets["bytes_ratio_100k"] if size == "100000" else None
+            found.append((f"DB bytes per observation, {int(size):,} observations ({figures['vector_bytes_each']} B a vector)",
+                          f"{per['ours_with_vectors']} with vectors = {ratio}× the original's {per['original']}; "
+                          f"{per['ours_without_vectors']} without = {figures['ratio_without_vectors']}×",
+                          f"≤ {limit}× the original's" if limit else "", ratio <= limit if limit else None))
+        for size, figures in vectors["search"].items():
+            auto, exact, count = figures["auto"], figures["exact"], f"{int(size):,}"
+            limit = figures.get("budget_p50_ms")
+            note = f"; answers {', '.join(auto['modes'])}" + (f", {auto['degraded_answers']} degraded" if auto["degraded_answers"]
+                                                             else "")
+            index = auto.get("index") or {}
+            found.append((f"hybrid search over HTTP, {count} observations (default index: {index.get('kind', 'not said')})",
+                          f"p50 {auto['p50_ms']} ms = {auto['ratio_to_exact']}× exact ({exact['p50_ms']} ms), p95 "
+                          f"{auto['p95_ms']} ms; CPU p50 {auto['cpu_p50_ms']} ms = {auto['cpu_ratio_to_exact']}× exact's{note}",
+                          f"≤ {limit:g} ms" if limit else "",
+                          auto["p50_ms"] <= limit if limit else None))
+            parts = figures.get("parts")
+            if parts:
+                found.append((f"hybrid's halves alone, {count} observations (default index)",
+                              "; ".join(f"{mode} p50 {part['p50_ms']} ms (CPU {part['cpu_p50_ms']} ms)"
+                                        for mode, part in parts.items()), "", None))
+            found.append((f"hybrid search, {count} observations: exact search's top {20} found by the default index",
+                          f"{figures['overlap_with_exact']:.1%}", "", None))
+            found.append((f"worker RSS, {count} observations with vectors (default index; exact)",
+                          f"{auto['rss_mb']} MB (peak {auto['peak_rss_mb']}); {exact['rss_mb']} MB",
+                          f"≤ {budgets['worker_rss_mb']:g} MB", auto["rss_mb"] <= budgets["worker_rss_mb"]))
+            batch = figures["batch_query"]
+            limit = budgets["batch_query_ms_1m"] if size == "1000000" else None
+            found.append((f"backfill's batch query, {count} observations", f"longest {batch['pick_max_ms']} ms (p50 "
+                          f"{batch['pick_p50_ms']} ms, none left {batch['pick_when_none_left_ms']} ms)",
+                          f"≤ {limit:g} ms" if limit else "", batch["pick_max_ms"] <= limit if limit else None))
+        backfill = vectors["backfill"]
+        found.append((f"backfill from zero by a real worker, {backfill['seconds']:g} s",
+                      f"{backfill['rows_per_s']} rows/s (RSS {backfill['rss_mb']} MB, peak {backfill['peak_rss_mb']})",
+                      f"≥ {budgets['backfill_rows_per_s']:g} rows/s", backfill["rows_per_s"] >= budgets["backfill_rows_per_s"]))
     return found
 
 
