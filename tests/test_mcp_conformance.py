@@ -174,7 +174,7 @@ def test_without_a_worker_meaning_falls_back_to_keyword_with_a_note(data_dir, pr
     text = replies[1]["result"]["content"][0]["text"]
     assert replies[1]["result"]["isError"] is False
     first, second = text.splitlines()[:2]
-    assert first.startswith("Note: search by meaning needs the claude-mem worker")
+    assert first.startswith("Note: no worker answered") and "search by meaning is not available here" in first
     assert second.startswith('Search "spool ingest" in project shop:') and "#16 " in text
 
 
@@ -228,7 +228,7 @@ def test_search_by_meaning_is_asked_of_the_running_worker(tmp_path, monkeypatch)
         assert "Fixed login failing after the JWT expired" in text, text
     replies = exchange(STDLIB, lines[1:], data_dir, str(tmp_path))  # the worker gone: keyword, and a note
     text = replies[1]["result"]["content"][0]["text"]
-    assert text.startswith("Note: search by meaning needs the claude-mem worker") and "JWT" not in text, text
+    assert text.startswith("Note: no worker answered") and "these are keyword matches" in text and "JWT" not in text, text
 
 
 def test_a_kept_connection_follows_the_database_file(data_dir, project, tmp_path):

@@ -297,6 +297,11 @@ _shared: Embedder | None = None
 _shared_lock = threading.Lock()
 
 
+def loaded() -> bool:
+    """Whether this process has loaded the model (and with it numpy and onnxruntime)."""
+    return _shared is not None
+
+
 def shared() -> Embedder:
     """This process's embedder (loaded on first call)."""
     global _shared

@@ -100,8 +100,17 @@ _embedding_thread: ThreadPoolExecutor | None = None
 
 def _embedding_started(text: str) -> Future[NDArray[np.float32]]:
     """The query's embedding, computed on a thread of its own: the model runs while SQLite ranks the
-    words (both release the GIL), so a hybrid search waits for the slower of the two, not their sum."""
+    words (both release the GIL), so a hybrid search waits for the slower of the two, not their sum.
+    Until the model is loaded it is computed here, at once: numpy and onnxruntime must not be imported
+    by two threads at the same time (numpy's import then fails half-way)."""
     global _embedding_thread
+    if not embedder.loaded():  # the first search loads the model here: imports stay on one thread
+        done: Future[NDArray[np.float32]] = Future()
+        try:
+            done.set_result(_query_vector(text, embedder.MODEL))
+        except Exception as exc:
+            done.set_exception(exc)
+        return done
     if _embedding_thread is None:
         _embedding_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedding")
     return _embedding_thread.submit(_query_vector, text, embedder.MODEL)
