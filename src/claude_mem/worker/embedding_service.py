@@ -135,6 +135,8 @@ class EmbeddingService(BackgroundTask):
             if done:
                 idle = IDLE_SECONDS
             else:
+                # what a backfill, a graph build or a burst of searches freed goes back to the system
+                await asyncio.to_thread(embedder.release_freed_memory)
                 await asyncio.sleep(idle)
                 idle = min(idle * 2, IDLE_MAX)
 
