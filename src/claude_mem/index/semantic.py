@@ -3,8 +3,9 @@
 Both rank observations; a query that asks for summaries or prompts is answered by keyword search,
 which covers every kind. The vectors are held by `vector_index` (exact search, or an HNSW graph in the
 worker). Before ranking, the observations the query covers that still wait for a vector are embedded on
-the spot (up to `ON_DEMAND`); any beyond that are counted in the answer's `unembedded`, with a note —
-a search by meaning is never silently blind to new rows. `hybrid` is weighted min-max
+the spot (up to `ON_DEMAND`, kept in this process, never written: the backfill stores them); any beyond
+that are counted in the answer's `unembedded`, with a note — a search by meaning is never silently
+blind to new rows. `hybrid` is weighted min-max
 fusion over the union of both top-100 lists, `0.4·cosine + 0.6·bm25` (LoCoMo dev: 0.607 R@5 against
 RRF's 0.514 and BM25's 0.553, in `reference/retrieval.md`). A hit's `score` is that fused value (or
 the cosine), higher is better; its `cosine` is the absolute similarity, what a threshold can be set
@@ -13,6 +14,8 @@ on (fused scores are relative to the candidates).
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -78,14 +81,58 @@ def convert_legacy(conn: Store, batch: int = LEGACY_BATCH) -> int:
     return len(rows)
 
 
-def embed_for_query(conn: Store, filters: SearchFilters) -> int:
-    """Embed the newest of the query's observations that wait for a vector (up to `ON_DEMAND`); returns how
-    many still wait after that (0: the search compares every row it covers)."""
+# Vectors a search embedded for rows that wait for one, kept in this process: (observation id, hash of its
+# text) → int8 vector. A search never writes (the worker answers from read-only connections; a data dir may
+# be read-only): the worker's backfill stores them, as it does every row.
+_FRESH: OrderedDict[tuple[int, int], NDArray[np.int8]] = OrderedDict()
+_FRESH_LOCK = threading.Lock()
+FRESH_KEPT = 4096
+
+
+def embed_for_query(conn: Store, filters: SearchFilters) -> tuple[dict[int, NDArray[np.int8]], int]:
+    """The int8 vectors of the newest of the query's observations that wait for one (up to `ON_DEMAND`,
+    embedded here unless an earlier search did), and how many more wait (not compared by meaning)."""
     waiting = vectors.queued_observations(conn, filters, ON_DEMAND + 1)
     if not waiting:
-        return 0
-    _embed(conn, waiting[:ON_DEMAND])
-    return 0 if len(waiting) <= ON_DEMAND else vectors.queued_count(conn, filters)
+        return {}, 0
+    chosen = [(row_id, hash(text), text) for _kind, row_id, text in waiting[:ON_DEMAND]]
+    with _FRESH_LOCK:
+        todo = [(row_id, digest, text) for row_id, digest, text in chosen if (row_id, digest) not in _FRESH]
+    if todo:
+        _scales, quantized = vector_index.quantize(embedder.shared().embed([text for _id, _digest, text in todo]))
+        with _FRESH_LOCK:
+            for (row_id, digest, _text), vector in zip(todo, quantized, strict=True):
+                _FRESH[(row_id, digest)] = vector
+            while len(_FRESH) > FRESH_KEPT:
+                _FRESH.popitem(last=False)
+    with _FRESH_LOCK:
+        fresh = {row_id: _FRESH[(row_id, digest)] for row_id, digest, _text in chosen if (row_id, digest) in _FRESH}
+    more = 0 if len(waiting) <= ON_DEMAND else max(vectors.queued_count(conn, filters) - len(fresh), 0)
+    return fresh, more
+
+
+class _Meaning:
+    """What a search by meaning compares: the index, the rows embedded for this search, the query's vector."""
+
+    def __init__(self, index: vector_index.VectorIndex, fresh: dict[int, NDArray[np.int8]],
+                 vector: NDArray[np.float32], waiting: int) -> None:
+        self.index, self.fresh, self.vector, self.waiting = index, fresh, vector, waiting
+
+    def nearest(self, conn: Store, filters: SearchFilters, count: int) -> list[tuple[int, float]]:
+        """The index's closest rows and the fresh ones (which passed the filters when chosen), best first."""
+        import numpy as np
+
+        found = dict(self.index.nearest(conn, self.vector, filters, count))
+        if self.fresh:
+            ids = list(self.fresh)
+            _scale, query = vector_index.quantize(self.vector[None, :])
+            scores = vector_index.exact_cosines(np.stack([self.fresh[row_id] for row_id in ids]), query[0])
+            for row_id, score in zip(ids, scores, strict=True):
+                found.setdefault(row_id, float(score))  # the index's own, if the backfill stored it meanwhile
+        return sorted(found.items(), key=lambda item: (-item[1], -item[0]))[:count]
+
+    def cosines(self, conn: Store, row_ids: list[int]) -> dict[int, float]:
+        return self.index.cosines(conn, self.vector, row_ids)
 
 
 @lru_cache(maxsize=256)
@@ -116,13 +163,16 @@ def _embedding_started(text: str) -> Future[NDArray[np.float32]]:
     return _embedding_thread.submit(_query_vector, text, embedder.MODEL)
 
 
-def _meaning(conn: Store, query: SearchQuery, vector: Future[NDArray[np.float32]] | None = None
-             ) -> tuple[vector_index.VectorIndex, NDArray[np.float32], int]:
-    """The index, the query's embedding, and how many covered rows still have no vector."""
-    waiting = embed_for_query(conn, query.filters) if query.embed_waiting else \
-        vectors.queued_count(conn, query.filters, cap=1000)
+def _meaning(conn: Store, query: SearchQuery, vector: Future[NDArray[np.float32]] | None = None) -> _Meaning:
+    """The index, the rows embedded for this search, the query's embedding, and how many covered rows
+    still have no vector."""
+    if query.embed_waiting:
+        fresh, waiting = embed_for_query(conn, query.filters)
+    else:
+        fresh, waiting = {}, vectors.queued_count(conn, query.filters, cap=1000)
     index = vector_index.for_store(conn)
-    return index, vector.result() if vector is not None else _query_vector(query.text or "", embedder.MODEL), waiting
+    return _Meaning(index, fresh, vector.result() if vector is not None else _query_vector(query.text or "", embedder.MODEL),
+                    waiting)
 
 
 def _not_embedded(result: SearchResult, waiting: int) -> SearchResult:
@@ -138,8 +188,7 @@ def _not_embedded(result: SearchResult, waiting: int) -> SearchResult:
 
 
 def _page(conn: Store, query: SearchQuery, ranked: list[tuple[int, float]], total: int, match: str,
-          similar: dict[int, float], cosine_of: vector_index.VectorIndex, vector: NDArray[np.float32],
-          mode: str) -> SearchResult:
+          similar: dict[int, float], meaning: _Meaning, mode: str) -> SearchResult:
     """The requested page of `ranked` (best first, or every match when ordered by date), each hit with its
     `cosine`. Only the rows shown are read, except by date, when every ranked row is."""
     wanted = ranked if query.order != "relevance" else ranked[query.offset:query.offset + query.limit]
@@ -150,7 +199,7 @@ def _page(conn: Store, query: SearchQuery, ranked: list[tuple[int, float]], tota
         items = items[query.offset:query.offset + query.limit]
     unknown = [hit["id"] for hit in items if hit["id"] not in similar]
     if unknown:
-        similar = {**similar, **cosine_of.cosines(conn, vector, unknown)}
+        similar = {**similar, **meaning.cosines(conn, unknown)}
     items = [{**hit, "cosine": round(similar.get(hit["id"], 0.0), 4)} for hit in items]
     return SearchResult(items=items, total=total, match=match, mode=mode)
 
@@ -163,17 +212,18 @@ class SemanticIndex:
     def search(self, conn: Store, query: SearchQuery) -> SearchResult:
         if query.text is None or query.kinds != ("observation",):
             return KeywordIndex().search(conn, query)
-        index, vector, waiting = _meaning(conn, query)
+        meaning = _meaning(conn, query)
         # by relevance: the page and enough beyond it to count; by date: every row close enough
-        requested = max(query.offset + query.limit, CANDIDATES) if query.order == "relevance" else len(index)
-        found = index.nearest(conn, vector, query.filters, requested)
+        requested = max(query.offset + query.limit, CANDIDATES) if query.order == "relevance" else \
+            len(meaning.index) + len(meaning.fresh)
+        found = meaning.nearest(conn, query.filters, requested)
         ranked = [(row_id, cosine) for row_id, cosine in found if cosine >= MIN_COSINE]
-        result = _page(conn, query, ranked, len(ranked), "", dict(ranked), index, vector, self.mode)
+        result = _page(conn, query, ranked, len(ranked), "", dict(ranked), meaning, self.mode)
         if len(found) == requested and len(ranked) == len(found):  # more rows may be as close: a floor
             from dataclasses import replace
 
             result = replace(result, total_capped=True)
-        return _not_embedded(result, waiting)
+        return _not_embedded(result, meaning.waiting)
 
 
 class HybridIndex:
@@ -190,12 +240,12 @@ class HybridIndex:
         if expression:
             hits = repository.observation_hits(conn, expression, query.filters, "relevance", CANDIDATES).rows
             keyword = {int(hit["id"]): -float(hit["score"]) for hit in hits}  # bm25: lower is better
-        index, vector, waiting = _meaning(conn, query, embedding)
-        semantic = dict(index.nearest(conn, vector, query.filters, CANDIDATES))
+        meaning = _meaning(conn, query, embedding)
+        semantic = dict(meaning.nearest(conn, query.filters, CANDIDATES))
         fused = fuse(keyword, semantic)
         ranked = sorted(fused.items(), key=lambda item: (-item[1], -item[0]))
-        return _not_embedded(_page(conn, query, ranked, len(ranked), expression, semantic, index, vector, self.mode),
-                             waiting)
+        return _not_embedded(_page(conn, query, ranked, len(ranked), expression, semantic, meaning, self.mode),
+                             meaning.waiting)
 
 
 def fuse(keyword: dict[int, float], semantic: dict[int, float]) -> dict[int, float]:

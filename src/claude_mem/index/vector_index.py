@@ -68,7 +68,7 @@ def quantize(matrix: NDArray[np.float32]) -> tuple[NDArray[np.float32], NDArray[
     return scales, np.clip(np.rint(matrix / scales[:, None]), -127, 127).astype(np.int8)
 
 
-def _cosines_exact(matrix: NDArray[np.int8], query: NDArray[np.int8]) -> NDArray[np.float32]:
+def exact_cosines(matrix: NDArray[np.int8], query: NDArray[np.int8]) -> NDArray[np.float32]:
     """The cosine of `query` to every row of `matrix` (int8 values, any scale)."""
     import numpy as np
 
@@ -92,7 +92,7 @@ def _best_exact(matrix: NDArray[np.int8], query: NDArray[np.int8], count: int) -
 
         found = exact_search(matrix, query, count, "cos", exact=True, threads=1)
         return found.keys.astype(np.int64), (1.0 - found.distances).astype(np.float32)
-    scores = _cosines_exact(matrix, query)
+    scores = exact_cosines(matrix, query)
     positions = np.argpartition(-scores, count - 1)[:count] if count < len(scores) else np.arange(len(scores))
     positions = positions[np.argsort(-scores[positions], kind="stable")]
     return positions.astype(np.int64), scores[positions]
@@ -312,7 +312,7 @@ class VectorIndex:
             return {}
         matrix = np.frombuffer(b"".join(vector for _id, vector in found), dtype=np.int8).reshape(len(found), -1)
         _scale, quantized = quantize(query[None, :])
-        return {row_id: float(score) for (row_id, _v), score in zip(found, _cosines_exact(matrix, quantized[0]), strict=True)}
+        return {row_id: float(score) for (row_id, _v), score in zip(found, exact_cosines(matrix, quantized[0]), strict=True)}
 
     # -- the graph -------------------------------------------------------------------------------------
 
