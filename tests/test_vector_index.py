@@ -120,6 +120,7 @@ def test_float32_vectors_of_before_m016_are_converted_not_embedded_again(tmp_pat
         assert vectors.any_vector(conn, embedder.MODEL)  # search by meaning stays the default meanwhile
         assert semantic.convert_legacy(conn) == 3 and semantic.convert_legacy(conn) == 0
         assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'vectors_f32'").fetchone()
+        assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)  # its pages went back to the disk
         converted = dict(conn.execute("SELECT row_id, vector FROM vectors").fetchall())
         assert set(converted) == {ids[0], ids[1]}
         restored = np.frombuffer(converted[ids[0]], dtype=np.int8).astype(np.float32)

@@ -78,6 +78,8 @@ def convert_legacy(conn: Store, batch: int = LEGACY_BATCH) -> int:
         _scales, quantized = vector_index.quantize(matrix)
         stored = [(kind, row_id, quantized[i].tobytes()) for i, (kind, row_id, _m, _v) in enumerate(ours)]
     vectors.converted(conn, embedder.MODEL, stored, others)
+    if not vectors.legacy_count(conn, cap=1):  # the last batch: the float32 table is gone, its pages free
+        vectors.reclaim(conn)
     return len(rows)
 
 
