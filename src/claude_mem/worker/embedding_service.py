@@ -114,7 +114,10 @@ class EmbeddingService(BackgroundTask):
             log.exception("building the vector index failed; exact search answers")
 
     async def _loop(self) -> None:
-        await asyncio.to_thread(self.prepare)
+        try:
+            await asyncio.to_thread(self.prepare)
+        except Exception:  # a busy or damaged database at start: the backfill still runs (and stores the model)
+            log.exception("checking the vectors' model failed")
         idle = IDLE_SECONDS
         while True:
             try:
