@@ -292,7 +292,8 @@ class VectorIndex:
             best, cosines = _best_exact(matrix, quantized[0], count)
             return [(int(ids[p]), float(c)) for p, c in zip(best, cosines, strict=True)]
 
-    def _stored(self, conn: Store, row_ids: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int8]]:
+    def _stored(self, conn: Store, row_ids: NDArray[np.int64] | list[int]) -> tuple[NDArray[np.int64], NDArray[np.int8]]:
+        """These observations' ids and int8 vectors as the store holds them (a vector of another size left out)."""
         import numpy as np
 
         found = vectors.observation_vectors_of(conn, self.model, [int(row_id) for row_id in row_ids])
@@ -305,14 +306,11 @@ class VectorIndex:
     def cosines(self, conn: Store, query: NDArray[np.float32], row_ids: list[int]) -> dict[int, float]:
         """The cosine of `query` to each of these observations that has a vector (read from the store: a
         handful of rows, where finding them in memory would scan every id)."""
-        import numpy as np
-
-        found = vectors.observation_vectors_of(conn, self.model, row_ids)
-        if not found:
+        ids, matrix = self._stored(conn, row_ids)
+        if not len(ids):
             return {}
-        matrix = np.frombuffer(b"".join(vector for _id, vector in found), dtype=np.int8).reshape(len(found), -1)
         _scale, quantized = quantize(query[None, :])
-        return {row_id: float(score) for (row_id, _v), score in zip(found, exact_cosines(matrix, quantized[0]), strict=True)}
+        return {int(row_id): float(score) for row_id, score in zip(ids, exact_cosines(matrix, quantized[0]), strict=True)}
 
     # -- the graph -------------------------------------------------------------------------------------
 

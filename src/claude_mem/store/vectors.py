@@ -185,7 +185,7 @@ def removals(conn: sqlite3.Connection, after: int) -> list[tuple[int, int]] | No
     """(seq, observation id) of the observation vectors removed after `after`, in order; None when the
     log no longer reaches back that far (trimmed): the reader must reload everything."""
     oldest = conn.execute("SELECT MIN(seq) FROM vector_removals").fetchone()[0]
-    if oldest is not None and oldest > after + 1 and after < marks(conn)[1]:
+    if oldest is not None and oldest > after + 1:
         return None
     return conn.execute("SELECT seq, row_id FROM vector_removals WHERE seq > ? ORDER BY seq", (after,)).fetchall()
 
