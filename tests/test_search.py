@@ -17,20 +17,25 @@ APP, LIB = "/work/app", "/work/lib"
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    """One populated database shared by the read-only tests of this module."""
+    """One populated database shared by the read-only tests of this module. Each observation has a session
+    of its own: no neighbour lends it words (m017's context column is tested in test_context_field.py)."""
     conn = db.connect(str(tmp_path_factory.mktemp("search") / "claude-mem.db"))
     app = add_session(conn, "sess-app", APP, stamp(100))
+
+    def own(name: str) -> int:
+        return add_session(conn, f"sess-{name}", APP, stamp(100))
+
     lib = add_session(conn, "sess-lib", LIB, stamp(100))
     ids = {
-        "lease": add_observation(conn, APP, "Fix race condition in session lease renewal", kind="bugfix", session_id=app,
+        "lease": add_observation(conn, APP, "Fix race condition in session lease renewal", kind="bugfix", session_id=own("lease"),
                                  created_at=stamp(50), concepts=("gotcha",), files_modified=("/work/app/src/lease.py",),
                                  narrative="Two workers renewed the same lease; the update now checks the owner."),
-        "cache": add_observation(conn, APP, "Stale cache entry served after deploy", kind="discovery", session_id=app,
+        "cache": add_observation(conn, APP, "Stale cache entry served after deploy", kind="discovery", session_id=own("cache"),
                                  created_at=stamp(40), concepts=("problem-solution",), files_read=("/work/app/src/cache.py",),
                                  narrative="The cache key ignored the version, so a stale cache entry survived deploys."),
-        "parser": add_observation(conn, APP, "Parser handles unicode identifiers like café", kind="feature", session_id=app,
+        "parser": add_observation(conn, APP, "Parser handles unicode identifiers like café", kind="feature", session_id=own("parser"),
                                   created_at=stamp(30), narrative="The tokenizer accepts non-ASCII letters in names."),
-        "auth": add_observation(conn, APP, "Authentication tokens rotate every hour", kind="decision", session_id=app,
+        "auth": add_observation(conn, APP, "Authentication tokens rotate every hour", kind="decision", session_id=own("auth"),
                                 created_at=stamp(20), narrative="Short-lived auth tokens limit the damage of a leak."),
         "libcache": add_observation(conn, LIB, "Cache warmup runs before the first request", kind="change",
                                     session_id=lib, created_at=stamp(10), narrative="Warm the cache eagerly."),

@@ -25,16 +25,17 @@ APP = "/work/app"
 @pytest.fixture
 def store(tmp_path):
     """Three rows holding both words; one holding `alpha` only, so often that it alone outranks them;
-    eight more that say `gamma`; a summary about both words."""
+    eight more that say `gamma`; a summary about both words. The observations are notes of no session:
+    no neighbour lends them words (m017's context column is tested in test_context_field.py)."""
     conn = db.connect(str(tmp_path / "claude-mem.db"))
     session = add_session(conn, "sess", APP, stamp(100))
     ids = {
-        "both": [add_observation(conn, APP, f"alpha beta note {n}", session_id=session, created_at=stamp(50 - n),
+        "both": [add_observation(conn, APP, f"alpha beta note {n}", created_at=stamp(50 - n),
                                  narrative=f"One alpha and one beta, and {n} other words to tell them apart here.")
                  for n in range(3)],
-        "alpha": add_observation(conn, APP, "alpha alpha alpha", session_id=session, created_at=stamp(10),
+        "alpha": add_observation(conn, APP, "alpha alpha alpha", created_at=stamp(10),
                                  narrative="alpha alpha alpha alpha alpha alpha"),
-        "gamma": [add_observation(conn, APP, f"gamma {n}", session_id=session, created_at=stamp(40 - n))
+        "gamma": [add_observation(conn, APP, f"gamma {n}", created_at=stamp(40 - n))
                   for n in range(8)],
     }
     ids["summary"] = add_summary(conn, session, APP, stamp(5), request="alpha and beta together",

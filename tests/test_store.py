@@ -5,9 +5,12 @@ import sqlite3
 import pytest
 
 from claude_mem.store import db, migrations
+from claude_mem.store.search import own_columns
 
 EXPECTED_TABLES = {
     "schema_migrations": ["version", "name", "applied_at"],
+    "search_context": ["kind", "row_id", "text"],  # m017: each row's neighbours, indexed as `context`
+    "search_fill": ["kind", "below"],
     "sessions": [
         "id", "content_session_id", "project", "cwd", "title", "status", "observer_provider",
         "memory_session_id", "last_injected_at", "started_at", "ended_at", "last_activity_at", "uid", "author", "device",
@@ -55,12 +58,15 @@ EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "pro
     f"{t}_team_tombstone" for t in ("sessions", "prompts", "observations", "summaries")} | {"sessions_team_changed"} | {
     f"{t}_change_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "update", "delete")} | {
     "sessions_change_delete", "changes_bounded", "observations_change_supersede"} | {
-    f"{t}_project_{op}" for t in ("sessions", "observations", "summaries") for op in ("insert", "delete", "move")}
+    f"{t}_project_{op}" for t in ("sessions", "observations", "summaries") for op in ("insert", "delete", "move")} | {
+    f"search_context_{t}" for t in ("observations", "summaries", "prompts")}
+EXPECTED_VIEWS = {f"{t}_{view}" for t in ("observations", "summaries", "prompts") for view in ("context", "search")}
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
     "summaries_project", "shown_observation", "sessions_uid", "prompts_uid", "observations_uid", "summaries_uid",
     "projects_remote", "sessions_unpushed", "observations_unpushed", "summaries_unpushed", "prompts_unpushed",
-    "observations_superseded_by", "observations_project_stored",
+    "observations_superseded_by", "observations_project_stored", "observations_session_order",
+    "summaries_session_order",
 }
 
 
@@ -88,6 +94,7 @@ def test_fresh_database_has_exactly_the_expected_schema(conn):
         assert columns(conn, table) == expected, table
     assert FTS_TABLES <= tables
     assert {name for kind, name in names if kind == "trigger"} == EXPECTED_TRIGGERS
+    assert {name for kind, name in names if kind == "view"} == EXPECTED_VIEWS
     assert {name for kind, name in names if kind == "index" and not name.startswith("sqlite_")} == EXPECTED_INDEXES
     assert db.schema_version(conn) == len(migrations.MIGRATIONS) == db.SCHEMA_VERSION
     assert migrations.applied(conn) == [m.__name__ for m in migrations.MIGRATIONS]
@@ -177,7 +184,9 @@ def add_session(conn, key="s1", project="/p") -> int:
 
 
 def fts_ids(conn, table: str, query: str) -> list[int]:
-    return [r[0] for r in conn.execute(f"SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ? ORDER BY rowid", (query,))]
+    """The rows whose own text (not their neighbours', the `context` column of m017) matches `query`."""
+    return [r[0] for r in conn.execute(f"SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ? ORDER BY rowid",
+                                       (own_columns(table, query),))]
 
 
 def test_observation_fts_stays_in_sync(conn):

@@ -4,8 +4,9 @@ Multi-word input is an OR of its terms (BM25 ranks documents matching more and r
 first), searched first as an AND of them (`all_terms_expression`: when rows holding every word fill
 the page, rows holding only some are never ranked); `"quoted words"` stay a phrase; a trailing `*`
 makes a prefix. Every term is emitted as a double-quoted FTS5 string, so no input can reach the
-query syntax: no string raises. Its patterns come from `fastpath.patterns`: the user-prompt hook
-that runs them does not import `re`.
+query syntax: no string raises. Words match a row's own text and, weighted low, its neighbours' (the
+`context` column); a quoted phrase matches the row's own text only. Its patterns come from
+`fastpath.patterns`: the user-prompt hook that runs them does not import `re`.
 """
 
 from claude_mem.fastpath.patterns import regex
@@ -39,6 +40,11 @@ QUESTION_WORDS = frozenset(
 )
 
 
+# A quoted phrase asks for these words in this memory: it is matched in a row's own text, never in the
+# `context` column every index has (m017: the neighbours' text, which plain words also match, weighted low).
+OWN_TEXT = "- {context} : "
+
+
 def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
@@ -51,7 +57,7 @@ def terms(query: str, drop_stopwords: bool = False) -> list[str]:
         phrase, word = match.group(1), match.group(2)
         if phrase is not None:
             if _WORDY.search(phrase):
-                result.append(_quote(" ".join(phrase.split())))
+                result.append(OWN_TEXT + _quote(" ".join(phrase.split())))
             continue
         word = word.strip(_EDGE_PUNCTUATION)
         prefix = word.endswith("*")

@@ -15,11 +15,14 @@ if False:  # for the type checker only: `typing` stays off the hook path
     from typing import Any
 
 
-# BM25 column weights of observations_fts (title, subtitle, narrative, facts, concepts), chosen on the
-# LoCoMo dev split (`python -m bench locomo`): even weights scored R@5 0.569 against 0.528 for the
+# BM25 weight of the `context` column of every full-text index (m017: the text of a row's neighbours in
+# its session), chosen on conversations 1-3 of the LoCoMo dev split and checked on 4-5 (`bench/README.md`).
+CONTEXT_WEIGHT = 0.35
+# BM25 column weights of observations_fts (title, subtitle, narrative, facts, concepts, context), chosen on
+# the LoCoMo dev split (`python -m bench locomo`): even weights scored R@5 0.569 against 0.528 for the
 # former title-heavy 8/4/1/1/2 (a title restates the narrative; boosting it counts one hit twice).
 # Concepts are the observer's own keywords. Search and per-prompt memory rank with the same ones.
-OBSERVATION_WEIGHTS = "1.0, 1.0, 1.0, 1.0, 2.0"
+OBSERVATION_WEIGHTS = f"1.0, 1.0, 1.0, 1.0, 2.0, {CONTEXT_WEIGHT}"
 
 
 def _since(since: str | None) -> tuple[str, str, tuple[str, ...]]:

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from claude_mem import privacy
 from claude_mem.domain import iso
 from claude_mem.store import caught_late, fingerprints, rows
+from claude_mem.store.context import OBSERVATION_WEIGHTS
 from claude_mem.store.models import Batch, ParsedObservation, ParsedSummary, Related
 from claude_mem.store.transaction import transaction
 
@@ -231,7 +232,7 @@ def related_observations(conn: sqlite3.Connection, project: str, files: Sequence
                 "SELECT o.id, o.type, o.title, o.files_read, o.files_modified FROM observations_fts"
                 " JOIN observations o ON o.id = observations_fts.rowid"
                 " WHERE observations_fts MATCH ? AND o.project = ? AND o.superseded_by IS NULL"
-                " ORDER BY bm25(observations_fts) LIMIT ?", (expression, project, limit)))
+                f" ORDER BY bm25(observations_fts, {OBSERVATION_WEIGHTS}) LIMIT ?", (expression, project, limit)))
         except sqlite3.DatabaseError as exc:  # an expression FTS5 refuses, or a damaged index: the file
             log.info("related observations: %s", exc)  # matches suffice (storing the batch repairs the index)
     return list(found.values())

@@ -16,10 +16,12 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from claude_mem.domain import MAX_ROW_ID
-from claude_mem.store.context import OBSERVATION_WEIGHTS
+from claude_mem.store.context import CONTEXT_WEIGHT, OBSERVATION_WEIGHTS
+from claude_mem.store.migrations import FTS_COLUMNS
 from claude_mem.store.rows import SearchHit
 
-SUMMARY_WEIGHTS = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0"
+SUMMARY_WEIGHTS = f"4.0, 1.0, 2.0, 2.0, 1.0, 1.0, {CONTEXT_WEIGHT}"
+PROMPT_WEIGHTS = f"1.0, {CONTEXT_WEIGHT}"
 # Matches are counted exactly up to this many (or the page's end, if further); past it a total is a floor.
 TOTAL_CAP = 1000
 # Up to this many matches, one pass over them makes a page's snippets faster than a look-up per page row
@@ -261,18 +263,24 @@ def add_snippets(conn: sqlite3.Connection, expression: str, items: list[Hit], ma
         ids = [item["id"] for item in items if item["kind"] == kind]
         if not ids:
             continue
+        own = own_columns(table, expression)  # a snippet quotes the row's own text, never its neighbours'
         marks = ", ".join("?" for _ in ids)
         make = f"snippet({table}, {column}, '[', ']', '…', 12)"
         if matches is not None and matches <= SNIPPETS_IN_ONE_PASS:
             rows = conn.execute(f"SELECT rowid, CASE WHEN rowid IN ({marks}) THEN {make} END FROM {table}"
-                                f" WHERE {table} MATCH ?", (*ids, expression)).fetchall()
+                                f" WHERE {table} MATCH ?", (*ids, own)).fetchall()
         else:
             rows = conn.execute(f"SELECT rowid, {make} FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
-                                (expression, *ids)).fetchall()
+                                (own, *ids)).fetchall()
         found = {row_id: text for row_id, text in rows if text}
         for item in items:
             if item["kind"] == kind and found.get(item["id"]):
                 item["snippet"] = found[item["id"]]
+
+
+def own_columns(table: str, expression: str) -> str:
+    """`expression` matched against the row's own columns of `table`'s index only (not `context`)."""
+    return "{" + " ".join(FTS_COLUMNS[table.removesuffix("_fts")]) + "} : (" + expression + ")"
 
 
 # -- summaries and prompts ----------------------------------------------------------------------------
@@ -327,7 +335,7 @@ def prompt_hits(conn: sqlite3.Connection, expression: str, filters: SearchFilter
     select = (
         "SELECT 'prompt' AS kind, p.id AS id, 'P' || p.id AS ref, p.created_at AS created_at,"
         " ss.project AS project, 'prompt' AS type, p.text AS title, NULL AS subtitle,"
-        " substr(p.text, 1, 160) AS snippet, bm25(prompts_fts) AS score,"
+        f" substr(p.text, 1, 160) AS snippet, bm25(prompts_fts, {PROMPT_WEIGHTS}) AS score,"
         " p.session_id AS session_id"
     )
     source = (" FROM prompts_fts JOIN prompts p ON p.id = prompts_fts.rowid JOIN sessions ss ON ss.id = p.session_id"
