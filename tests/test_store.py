@@ -66,7 +66,7 @@ EXPECTED_INDEXES = {
     "summaries_project", "shown_observation", "sessions_uid", "prompts_uid", "observations_uid", "summaries_uid",
     "projects_remote", "sessions_unpushed", "observations_unpushed", "summaries_unpushed", "prompts_unpushed",
     "observations_superseded_by", "observations_project_stored", "observations_session_order",
-    "summaries_session_order",
+    "summaries_session_order", "observations_author",
 }
 
 

@@ -7,12 +7,16 @@ the kinds, pages the result and, when asked, highlights snippets for the page on
 the start of its text).
 """
 
-from claude_mem.index import fts
+from claude_mem.index import fts, priors
 from claude_mem.index.base import SearchResult
 from claude_mem.index.query import SearchQuery
 from claude_mem.store import Store
 from claude_mem.store import search as repository
 from claude_mem.store.search import Hit
+
+
+# Ranked when a query names a field value (`priors`): enough for a lifted row to reach the first page.
+PRIOR_CANDIDATES = 100
 
 
 class KeywordIndex:
@@ -30,8 +34,13 @@ class KeywordIndex:
         items: list[Hit] = []
         first: set[tuple[str, int]] = set()  # rows holding every word: ranked before the rest
         if "observation" in query.kinds:
-            found = repository.observation_hits(conn, expression, filters, query.order, want, narrow)
+            named = priors.priors(conn, query.text, filters) if expression and query.order == "relevance" else None
+            fetch = max(want, PRIOR_CANDIDATES) if named else want  # a prior may lift a row from past the page
+            found = repository.observation_hits(conn, expression, filters, query.order, fetch, narrow)
             total, capped, items, unfiltered = found.total, found.capped, found.rows, found.unfiltered
+            if named:
+                lifted = named.apply(conn, {hit["id"]: -float(hit["score"]) for hit in items})
+                items = [{**hit, "score": -lifted[hit["id"]]} for hit in items]
             first.update(("observation", row_id) for row_id in found.first)
         if expression and not filters.observations_only:
             for kind, hits in (("summary", repository.summary_hits), ("prompt", repository.prompt_hits)):

@@ -20,7 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from claude_mem.index import embedder, fts, vector_index
+from claude_mem.index import embedder, fts, priors, vector_index
 from claude_mem.index.base import SearchResult
 from claude_mem.index.keyword import KeywordIndex
 from claude_mem.index.query import SearchQuery
@@ -244,7 +244,7 @@ class HybridIndex:
             keyword = {int(hit["id"]): -float(hit["score"]) for hit in hits}  # bm25: lower is better
         meaning = _meaning(conn, query, embedding)
         semantic = dict(meaning.nearest(conn, query.filters, CANDIDATES))
-        fused = fuse(keyword, semantic)
+        fused = priors.priors(conn, query.text, query.filters).apply(conn, fuse(keyword, semantic))
         ranked = sorted(fused.items(), key=lambda item: (-item[1], -item[0]))
         return _not_embedded(_page(conn, query, ranked, len(ranked), expression, semantic, meaning, self.mode),
                              meaning.waiting)

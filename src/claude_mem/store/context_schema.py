@@ -24,6 +24,9 @@ is quick: the old indexes are dropped and new, empty ones made; rows that existe
 in batches, newest first (`store.context_field.fill`: by the migration itself for a small store, else by
 the worker), with `search_fill` remembering where each kind's scan is. Rows written meanwhile are
 indexed at once by the triggers.
+
+An index of the observations' authors (team memory) lets a search see which teammates a query names
+(`store.search.known_authors`: one seek per author) for its field priors.
 """
 
 from __future__ import annotations
@@ -148,6 +151,7 @@ def m017_search_context(conn: sqlite3.Connection) -> None:
         );
         CREATE INDEX observations_session_order ON observations (session_id, id);
         CREATE INDEX summaries_session_order ON summaries (session_id, id);
+        CREATE INDEX observations_author ON observations (author) WHERE author IS NOT NULL;
     """)
     for table in _TABLES:
         run_script(conn, _script(table))

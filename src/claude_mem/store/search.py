@@ -283,6 +283,26 @@ def own_columns(table: str, expression: str) -> str:
     return "{" + " ".join(FTS_COLUMNS[table.removesuffix("_fts")]) + "} : (" + expression + ")"
 
 
+def known_authors(conn: sqlite3.Connection, cap: int = 200) -> list[str]:
+    """The distinct authors of observations (team memory), up to `cap`: one index seek each (m017)."""
+    return [row[0] for row in conn.execute(
+        "WITH RECURSIVE named(author, n) AS (SELECT MIN(author), 1 FROM observations WHERE author IS NOT NULL"
+        " UNION ALL SELECT (SELECT MIN(author) FROM observations WHERE author > named.author), n + 1 FROM named"
+        " WHERE named.author IS NOT NULL AND n < ?) SELECT author FROM named WHERE author IS NOT NULL", (cap,))]
+
+
+def prior_fields(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
+    """id → (author, type, created_at, files read and modified, concepts) of these observations, the
+    fields a search's priors weigh (the lists as stored: JSON text)."""
+    found: dict[int, tuple[Any, ...]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        for row in conn.execute("SELECT id, author, type, created_at, files_read, files_modified, concepts"
+                                f" FROM observations WHERE id IN ({', '.join('?' for _ in chunk)})", chunk):
+            found[int(row[0])] = tuple(row[1:])
+    return found
+
+
 # -- summaries and prompts ----------------------------------------------------------------------------
 
 
