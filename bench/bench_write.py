@@ -10,10 +10,11 @@ the events' end, one transaction). This benchmark times exactly that call into t
 Both get the same captured sessions (many sessions of ~20 observations each, in turns of 5: a prompt,
 tool events naming files, a stop; titles, narratives, facts and concepts sized like the observer's),
 written through the capture path (`store.capture.apply_record`) and claimed (`store.queue.claim_batch`)
-untimed, then stored batch by batch, timed. The two stores are written in turn, round after round (the
-first alternating), and each figure is the median over rounds: wall and CPU (`time.thread_time`) time
-per observation. Target: after within 1.3× of before (`slowdown` = before rate / after rate, CPU).
-Fails loudly when schema 16 cannot be reached.
+untimed, then stored batch by batch, timed. The two stores are written in turn, batch after batch (which
+goes first alternates), from empty each round, and each figure is the median over rounds of the total
+`store_batch` wall and CPU (`time.thread_time`) time per observation. Target: after within 1.3× of
+before (`slowdown` = before rate / after rate, on CPU time; wall beside it). Fails loudly when schema 16
+cannot be reached.
 """
 
 from __future__ import annotations
@@ -115,36 +116,48 @@ def open_after(path: str) -> db.Store:
 OPENERS = {"before": open_before, "after": open_after}
 
 
-def run(opener: str, turns: list[Turn], folder: str) -> dict[str, float]:
-    """Capture every turn, then claim and store each batch; the `store_batch` calls timed (seconds)."""
+def fresh(opener: str, folder: str) -> db.Store:
     path = os.path.join(folder, f"{opener}.db")
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(path + suffix):
             os.remove(path + suffix)
-    conn = OPENERS[opener](path)
+    return OPENERS[opener](path)
+
+
+def store_turn(conn: db.Store, name: str, turn: Turn) -> tuple[float, float, int]:
+    """Capture one turn's events and claim them (untimed), then store the observer's results for them:
+    (wall s, CPU s, observations stored) of the `store_batch` call."""
+    with transaction(conn):
+        for record in turn.records:
+            capture.apply_record(conn, dict(record))
+    batch = queue.claim_batch(conn, lease_seconds=600, max_events=100, max_chars=10**7, max_attempts=3)
+    if batch is None or len(batch.events) != len(turn.records):
+        raise RuntimeError(f"bench write ({name}): claimed {batch and len(batch.events)} events of {len(turn.records)}")
+    wall, cpu = time.perf_counter(), time.thread_time()
+    result = store_batch(conn, batch, turn.observations, turn.summary, input_tokens=1200, output_tokens=400,
+                         provider="bench")
+    cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+    if result is None:
+        raise RuntimeError(f"bench write ({name}): a batch lost its lease")
+    return wall, cpu, len(result.observations)
+
+
+def run_round(turns: list[Turn], folder: str) -> dict[str, dict[str, float]]:
+    """Both stores from empty, written turn by turn in turn (which goes first alternates): each store's
+    total `store_batch` wall and CPU seconds, observations stored and schema version."""
+    conns = {name: fresh(name, folder) for name in OPENERS}
+    totals = {name: {"wall_s": 0.0, "cpu_s": 0.0, "observations": 0} for name in OPENERS}
     try:
-        wall = cpu = 0.0
-        stored = 0
-        for turn in turns:
-            with transaction(conn):
-                for record in turn.records:
-                    capture.apply_record(conn, dict(record))
-            batch = queue.claim_batch(conn, lease_seconds=600, max_events=100, max_chars=10**7, max_attempts=3)
-            if batch is None or len(batch.events) != len(turn.records):
-                raise RuntimeError(f"bench write ({opener}): claimed {batch and len(batch.events)} events of "
-                                   f"{len(turn.records)}")
-            wall_start, cpu_start = time.perf_counter(), time.thread_time()
-            result = store_batch(conn, batch, turn.observations, turn.summary, input_tokens=1200, output_tokens=400,
-                                 provider="bench")
-            cpu += time.thread_time() - cpu_start
-            wall += time.perf_counter() - wall_start
-            if result is None:
-                raise RuntimeError(f"bench write ({opener}): a batch lost its lease")
-            stored += len(result.observations)
-        version = db.schema_version(conn)
+        for number, turn in enumerate(turns):
+            for name in (("before", "after") if number % 2 == 0 else ("after", "before")):
+                wall, cpu, stored = store_turn(conns[name], name, turn)
+                totals[name]["wall_s"] += wall
+                totals[name]["cpu_s"] += cpu
+                totals[name]["observations"] += stored
+        return {name: {**totals[name], "schema": db.schema_version(conn)} for name, conn in conns.items()}
     finally:
-        conn.close()
-    return {"wall_s": wall, "cpu_s": cpu, "observations": stored, "schema": version}
+        for conn in conns.values():
+            conn.close()
 
 
 def main(argv: list[str]) -> dict[str, object]:
@@ -154,9 +167,9 @@ def main(argv: list[str]) -> dict[str, object]:
     turns = generate(max(PER_TURN, size))
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in OPENERS}
     with tempfile.TemporaryDirectory(prefix="bench-write-") as folder:
-        for round_number in range(rounds):
-            for name in (("before", "after") if round_number % 2 == 0 else ("after", "before")):
-                runs[name].append(run(name, turns, folder))
+        for _ in range(rounds):
+            for name, figures in run_round(turns, folder).items():
+                runs[name].append(figures)
     count = runs["before"][0]["observations"]
     if any(r["observations"] != count for rs in runs.values() for r in rs):
         raise RuntimeError(f"bench write: the stores kept different numbers of observations: {runs}")
