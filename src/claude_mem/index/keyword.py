@@ -14,7 +14,6 @@ from claude_mem.store import Store
 from claude_mem.store import search as repository
 from claude_mem.store.search import Hit
 
-
 # Ranked when a query names a field value (`priors`): enough for a lifted row to reach the first page.
 PRIOR_CANDIDATES = 100
 
