@@ -7,7 +7,7 @@ from claude_mem.index import embedder
 from claude_mem.index.base import SearchIndex, SearchResult
 from claude_mem.index.keyword import KeywordIndex
 from claude_mem.index.query import SearchQuery
-from claude_mem.store import Store, vectors
+from claude_mem.store import Store, context_field, vectors
 
 # One index per mode; the vector ones only where the embedding model can run (the `search` extra).
 INDEXES: dict[str, SearchIndex] = {index.mode: index for index in (KeywordIndex(),)}
@@ -45,7 +45,17 @@ def search(conn: Store, query: SearchQuery) -> SearchResult:
     except embedder.ModelUnavailable as exc:  # the model broke after it was found: keyword search answers, saying so
         found = replace(INDEXES["keyword"].search(conn, query), mode="keyword", degraded="keyword",
                         note=f"search by meaning is not available ({exc}); these are keyword matches")
-    return after_successors(found, query.order)
+    return after_successors(still_indexing(conn, found) if query.text else found, query.order)
+
+
+def still_indexing(conn: Store, result: SearchResult) -> SearchResult:
+    """`result` with a note while rows stored before m017 wait to enter the keyword index (issue 29)."""
+    if not context_field.filling(conn):
+        return result
+    waiting = context_field.waiting(conn)
+    note = (f"{waiting:,} older row{'s' if waiting != 1 else ''} not in the keyword index yet (the worker is"
+            " indexing them with their neighbours' text, newest first)")
+    return replace(result, note=f"{result.note}; {note}" if result.note else note)
 
 
 def after_successors(result: SearchResult, order: str = "relevance") -> SearchResult:

@@ -26,10 +26,10 @@ def _marks(values: list[int]) -> str:
     return ", ".join("?" for _ in values)
 
 
-def fill(conn: sqlite3.Connection, batch: int = BATCH) -> int:
+def fill(conn: sqlite3.Connection, batch: int | None = None) -> int:
     """Index up to `batch` rows of each kind stored before m017 (newest first), in one transaction;
     returns how many were indexed (0 with `waiting` 0: all done)."""
-    done = 0
+    done, batch = 0, batch or BATCH
     with transaction(conn):
         for kind, below in conn.execute("SELECT kind, below FROM search_fill ORDER BY kind").fetchall():
             table = TABLES[kind]

@@ -15,8 +15,8 @@ neighbour lends at most `PIECE` characters. The vector of a row stays its own te
 
 The context text is stored in `search_context` (kind 0 observation, 1 summary, 2 prompt), computed by
 the views `<table>_context` from the rows themselves, and kept current by triggers on every write path:
-an insert, an edit, a delete (a forget) and a prompt made private rewrite the context of every row whose
-window they fall in, so forgotten text cannot be found through a neighbour. The FTS5 tables read their
+an insert, an edit, a delete (a forget), a prompt made private and a row moved to another turn rewrite the
+context of every row whose window they fall in, so forgotten text cannot be found through a neighbour. The FTS5 tables read their
 text from the views `<table>_search` (own columns and context).
 
 **A row is in its full-text index exactly when it has a `search_context` row.** The migration itself
@@ -90,6 +90,7 @@ def _script(table: str) -> str:
             + (_TURN_PROMPT.format(piece=PIECE) if table != "prompts" else "") + ")")
     turn = {"new": _turn_refresh("new"), "old": _turn_refresh("old")} if table == "prompts" else {"new": "", "old": ""}
     changed = columns + (", private" if table == "prompts" else "")
+    turn_column = "prompt_number"  # (a row moved to another turn or session: rare, an import's repair)
     stored = f"SELECT c.text FROM search_context c WHERE c.kind = {kind} AND c.row_id"
     return f"""
         DROP TRIGGER IF EXISTS {table}_fts_insert;
@@ -123,6 +124,13 @@ def _script(table: str) -> str:
             INSERT INTO {table}_fts (rowid, {columns}, context)
                 SELECT new.id, {new}, c.text FROM search_context c WHERE c.kind = {kind} AND c.row_id = new.id;
             {_refresh(table, kind, _neighbours(table, window, order, "new"))}
+            {turn["new"]}
+        END;
+        CREATE TRIGGER {table}_context_move AFTER UPDATE OF session_id, {turn_column} ON {table} BEGIN
+            {_refresh(table, kind, "SELECT new.id")}
+            {_refresh(table, kind, _neighbours(table, window, order, "old"))}
+            {_refresh(table, kind, _neighbours(table, window, order, "new"))}
+            {turn["old"]}
             {turn["new"]}
         END;
         CREATE TRIGGER search_context_{table} AFTER UPDATE OF text ON search_context

@@ -63,6 +63,8 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
         "store": store,  # repairs made since the worker started (restored backup, rebuilt index)
         "vectors": await asyncio.to_thread(ctx.vector_status) if ctx.vector_status else None,
         "team": await asyncio.to_thread(ctx.team_status) if ctx.team_status else None,
+        # rows stored before m017 not yet in the keyword index with their neighbours' text
+        "keyword_index": ctx.index_status() if ctx.index_status else None,
         "warnings": warnings,  # refused settings, each with the value used instead
         "recovery": ctx.recovery,
     }

@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 from claude_mem import plugins
 from claude_mem.worker.backup_service import BackupService
 from claude_mem.worker.context import WorkerContext
+from claude_mem.worker.context_fill import ContextFillService
 from claude_mem.worker.embedding_service import EmbeddingService
 from claude_mem.worker.team_service import TeamService
 
@@ -40,8 +41,8 @@ def default_services(settings: dict[str, object]) -> list[Service]:
     from claude_mem.worker.capture_socket import CaptureSocket
     from claude_mem.worker.change_feed import ChangeFeed
 
-    services: list[Service] = [BackupService(), CaptureSocket(), ObserverService(), ChangeFeed(), EmbeddingService(),
-                               TeamService()]
+    services: list[Service] = [BackupService(), CaptureSocket(), ObserverService(), ChangeFeed(), ContextFillService(),
+                               EmbeddingService(), TeamService()]
     services.extend(plugin_services())
     return services
 
