@@ -247,10 +247,8 @@ def _season(match: re.Match[str], today: date, latest: date, year: int | None) -
         return _Found(start, end, None, None, valid=False)
     if year is not None:
         first = _season_start(season, year)
-    elif rel == "this":  # the one under way, or the next to start this year
-        first = _latest_season(season, today)
-        if _add_months(first, 3) <= today:
-            first = _add_months(first, 12)
+    elif rel == "this":  # this year's (this winter: the one that ends early next year, or under way)
+        first = _season_start(season, today.year + (season == "winter" and today.month > 2))
     elif rel:  # "last summer": the latest that is over
         first = _latest_season(season, today)
         if _add_months(first, 3) > today:
