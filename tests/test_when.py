@@ -79,11 +79,6 @@ ABSOLUTE = [
 ]
 
 
-@pytest.mark.parametrize(("text", "since", "until"), ABSOLUTE)
-def test_a_calendar_date_is_its_window(text, since, until):
-    check(text, since, until)
-
-
 OPEN = [
     ("before March 2023", None, "2023-03-01", "before"),
     ("prior to March 2023", None, "2023-03-01", "before"),
@@ -136,11 +131,6 @@ RELATIVE = [
 ]
 
 
-@pytest.mark.parametrize(("text", "since", "until"), RELATIVE)
-def test_words_relative_to_now(text, since, until):
-    check(text, since, until)
-
-
 def test_recently_is_the_soft_window():
     hint = time_hint("recently", NOW)
     assert hint is not None and hint.since == day(str((NOW - timedelta(days=SOFT_DAYS)).date()))
@@ -159,8 +149,8 @@ SHIFTED = [
 ]
 
 
-@pytest.mark.parametrize(("text", "since", "until"), SHIFTED)
-def test_a_time_counted_from_a_date(text, since, until):
+@pytest.mark.parametrize(("text", "since", "until"), ABSOLUTE + RELATIVE + SHIFTED)
+def test_each_form_names_its_window(text, since, until):
     check(text, since, until)
 
 
