@@ -19,9 +19,13 @@ The rules, chosen once:
   unrelated dates would favour the months between them). "between X and Y" / "from X to Y" is one
   window; "X" takes "Y"'s year when it names none.
 - The future names no window ("tomorrow", "next week", "next March"): memory is of the past.
-- A bare month, weekday, season or year needs a cue word before it ("in", "during", "since",
+- Dates are read day-first ("7 July 2023"), month-first ("July 7, 2023") or year-first ("2023-07-07",
+  "2023/07/07"); "07/07/2023" is not read (which of day and month comes first is a guess). "Q3 2023"
+  is a quarter; "N units back" is "N units ago".
+- A bare month, weekday, season, quarter or year needs a cue word before it ("in", "during", "since",
   "early", "the end of", ...): "March of the penguins", "port 8080" and "version 2023.1.4" name no
-  time. A bare year is 1900-2199 and not followed by a unit ("took 2000 ms"); a lower-case month
+  time. A bare year is 1900-2199 and not followed by a lower-case word other than a stop-word ("in
+  2023 we moved" is a year, "over 2000 commits" and "in 2000 ms" are counts); a lower-case month
   abbreviation ("mar", "jan") is never read alone.
 - An impossible date ("32 March", "Feb 30", "2023-13-01", a window past year 9999) names nothing,
   and its words are not read again as a looser time ("32 March 2023" is not "March 2023").
@@ -85,18 +89,20 @@ _COUNT = (r"[0-9]{1,4}|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several|an?|one|tw
           r"|ten|eleven|twelve")
 _NUM = rf"(?P<n>{_COUNT})"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
-_MEASURES = (r"ms|s|secs?|seconds?|mins?|minutes?|hours?|hrs?|days?|bytes?|[kmgt]i?b|rows?|lines?|items?|files?"
-             r"|tokens?|px|times|words?|records?|users?|requests?|chars?|characters?|entries|errors?|tests?|steps?"
-             r"|points?|km|m|miles?|kg|lbs?|dollars?|euros?|people|words")
+# The word after a bare year: "in 2023 we moved", "in 2023 Caroline moved" read it as a year; "over
+# 2000 commits", "in 2000 ms" as a count.
+_NEXT_WORD = re.compile(r"[ \t]*([^\W\d_]+)")
 
 # Each pattern names one kind of time by itself; `_PREFIX` then reads the words before it.
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pattern, _FLAGS)) for kind, pattern in (
-    ("iso", r"(?<![\w.\-/])(?P<year>[0-9]{4})-(?P<mnum>[0-9]{1,2})(?:-(?P<day>[0-9]{1,2})(?![0-9]))?(?![0-9\-])"),
+    ("iso", r"(?<![\w.\-/])(?P<year>[0-9]{4})(?P<sep>[-/])(?P<mnum>[0-9]{1,2})(?:(?P=sep)(?P<day>[0-9]{1,2})(?![0-9]))?"
+            r"(?![0-9\-/])"),
     ("day_month", rf"(?<![\w.]){_DAY}\s+(?:of\s+)?{_MONTH}(?:,?\s*{_YEAR})?"),
     ("month_day", rf"\b{_MONTH}\s+{_DAY}(?:,?\s*{_YEAR})?"),
     ("month_year", rf"\b{_MONTH},?\s+(?:of\s+)?{_YEAR}"),
     ("month", rf"\b(?:(?P<rel>last|this|next)\s+)?{_MONTH}"),
-    ("year", rf"(?<![\w.\-/#:$])(?P<year>(?:19|20|21)[0-9]{{2}})(?![0-9\-/:%]|\.[0-9]|\s*(?:{_MEASURES})\b)"),
+    ("year", r"(?<![\w.\-/#:$])(?P<year>(?:19|20|21)[0-9]{2})(?![0-9\-/:%]|\.[0-9])"),
+    ("quarter", r"\bQ(?P<quarter>[1-4])(?:\s+|-)?(?P<year>[0-9]{4})?(?![0-9])"),
     ("season", rf"\b(?:(?P<rel>last|this|past|next)\s+)?(?P<season>spring|summer|fall|autumn|winter)"
                rf"(?:,?\s+(?:of\s+)?{_YEAR})?\b"),
     ("weekday", rf"\b(?:(?P<rel>last|this\s+past|next)\s+)?{_WEEKDAY}\b"),
@@ -105,7 +111,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pat
     ("future", r"\b(?:tomorrow|next\s+(?:week|weekend|month|year))\b"),
     ("period", r"\b(?P<the>the\s+)?(?P<which>this|last|previous|past)\s+(?P<unit>week|weekend|month|year)\b"),
     ("last_n", rf"\b(?:the\s+)?(?:last|past|previous)\s+{_NUM}\s+{_UNIT}\b"),
-    ("ago", rf"\b{_NUM}\s+{_UNIT}\s+ago\b"),
+    ("ago", rf"\b{_NUM}\s+{_UNIT}\s+(?:ago|back)\b"),
     ("soft", r"\b(?:recently|lately|the\s+other\s+day|of\s+late)\b"),
 ))
 
@@ -217,7 +223,14 @@ def _atom(kind: str, match: re.Match[str], today: date, latest: date) -> _Found 
                       recipe=None if year is not None else ("month", month, 0))
     if kind == "year":
         assert year is not None
+        word = _NEXT_WORD.match(match.string, end)
+        if word and word.group(1)[0].islower() and word.group(1) not in STOPWORDS:
+            return None  # a count: "over 2000 commits"
         return _Found(start, end, date(year, 1, 1), date(year + 1, 1, 1), unit="year", year=year, needs_cue=True)
+    if kind == "quarter":  # Q3 2023; "in Q3": the latest that has started
+        month = 3 * int(group["quarter"]) - 2
+        first = date(year, month, 1) if year is not None else _latest_month(month, latest)
+        return _Found(start, end, first, _add_months(first, 3), unit="season", year=year, needs_cue=year is None)
     if kind == "season":
         return _season(match, today, latest, year)
     if kind == "weekday":
