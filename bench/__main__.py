@@ -125,7 +125,7 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
                           f"{figures['hinted']} hinted ({figures['anchors']} anchors); window holds the evidence "
                           f"{figures['window_holds_all_evidence']} (calendar dates {figures['calendar_holds_all_evidence']},"
                           f" +7 days {figures['calendar_holds_all_within_a_week_after']}); median "
-                          f"{figures['median_window_days']} days", "", None))
+                          f"{figures['median_window_days']} days, {figures['median_sessions_inside']} of the sessions", "", None))
     found += privacy_rows(report.get("privacy"))
     found += vector_rows(report.get("ann"), report.get("vectors"))
     return found

@@ -5,11 +5,15 @@
 the questions are asked). Per category: how many questions get a hint (a window, or an anchor event
 such as "after the accident"), and for those with a window how often it holds the date of every
 session that holds the evidence (`D8:6` is in session 8: `session_8_date_time`), how often it holds
-at least one, and how narrow it is (median days, closed windows; before/after windows are open and
-counted apart). Beside it, the median span of a conversation, for scale, and the parse time.
+at least one, and how narrow it is: median days (closed windows; before/after windows are open and
+counted apart) and the median share of the conversation's sessions that fall in it. Beside it: the
+median span of a conversation, for scale, and the parse time.
 
-A window that misses the evidence is the case to look at before a prior uses it: the question names
-when the thing happened, or when it was said ("the week before 9 June" of a session dated 9 June).
+Windows that move with `now` ("recently", "last year") are counted apart from calendar dates: on
+LoCoMo `now` is the last session, while the question meant the session it was asked about. A
+calendar window that misses the evidence is the case to look at before a prior uses it: an event is
+told after it happens ("dinner on May 3" is in the session of May 4), so the evidence is also
+counted within a week after the window's end.
 """
 
 from __future__ import annotations
@@ -92,7 +96,8 @@ def main(argv: list[str]) -> dict[str, object]:
                 row.update(relative=later is None or (later.since, later.until) != (hint.since, hint.until),
                            all=all(holds(hint, moment) for moment in wanted),
                            any=any(holds(hint, moment) for moment in wanted),
-                           all_week_after=all(holds(hint, moment, SLACK) for moment in wanted), days=width_days(hint))
+                           all_week_after=all(holds(hint, moment, SLACK) for moment in wanted), days=width_days(hint),
+                           sessions_inside=sum(holds(hint, moment) for moment in sessions.values()) / len(sessions))
                 if not row["all"] and not row["relative"] and len(misses) < MISSES_SHOWN:
                     misses.append({"question": qa["question"], "phrase": hint.phrase, "since": hint.since,
                                    "until": hint.until, "evidence_sessions": [iso_from(m)[:10] for m in wanted]})
@@ -121,6 +126,8 @@ def figures(rows: list[dict]) -> dict[str, object]:
         "window_holds_all_evidence": share([row["all"] for row in windows]),
         "window_holds_any_evidence": share([row["any"] for row in windows]),
         "median_window_days": round(statistics.median(days), 1) if days else None,
+        # how far a filter on the window would narrow the search: the share of the conversation's sessions in it
+        "median_sessions_inside": round(statistics.median(row["sessions_inside"] for row in windows), 3) if windows else None,
         "open_windows": len(windows) - len(days),
         "calendar_windows": len(calendar),
         "calendar_holds_all_evidence": share([row["all"] for row in calendar]),

@@ -35,6 +35,7 @@ def test_figures_on_a_conversation_known_by_hand(tmp_path):
     assert (single["calendar_windows"], single["calendar_holds_all_evidence"]) == (2, 0.5)
     assert single["calendar_holds_all_within_a_week_after"] == 1.0  # 8 May is a day after 7 May
     assert single["median_window_days"] == 15.0  # 1, 15 and 31 days
+    assert single["median_sessions_inside"] == 0.5  # of 2 sessions: none on 7 May, 1 in July, 1 in 18 June-2 July
     assert (temporal["questions"], temporal["hinted"], temporal["window_holds_all_evidence"]) == (1, 0, None)
     assert (multi["hinted"], multi["anchors"], multi["windows"]) == (1, 1, 0)
     assert report["calendar_misses"][0]["phrase"] == "on 7 May, 2023"
