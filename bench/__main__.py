@@ -2,10 +2,10 @@
 figure beside its budget on stderr, the whole JSON report on stdout.
 
 Options (words starting with `--`, and the value after one of `VALUE_OPTIONS`) are passed to every benchmark's
-`main`: `--quick` for shorter runs, `--json` for bare JSON, `--data FILE` and `--conversations ID,ID` for `locomo`,
-`--size N` (observations) for `search`, `export`, `import-claude-mem` and `write`; `--phases` (with `--before SRC`:
-another checkout's `src`) for `hooks`; `--sizes 10k,100k,1m` for `ann` and `vectors` (`ann` also takes `--check-wheels`,
-`--no-wheels`, `--methods`, `--builds`, `--expansions`, `--real`; `vectors` `--backfill-seconds`).
+`main`: `--quick` for shorter runs, `--json` for bare JSON, `--data FILE` for `locomo` and `when`, `--conversations
+ID,ID` for `locomo`, `--size N` (observations) for `search`, `export`, `import-claude-mem` and `write`; `--phases`
+(with `--before SRC`: another checkout's `src`) for `hooks`; `--sizes 10k,100k,1m` for `ann` and `vectors` (`ann` also
+takes `--check-wheels`, `--no-wheels`, `--methods`, `--builds`, `--expansions`, `--real`; `vectors` `--backfill-seconds`).
 """
 
 import importlib
@@ -103,6 +103,14 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
                       f"{install_env['watch_look_cpu_us']} µs CPU = {install_env['watch_cpu_s_per_day']} s CPU a day", "",
                       None))
     found += team_rows(report.get("team"))
+    when = report.get("when")
+    if when:  # issue 29, time in the question: can a time prior help, and where (LoCoMo, `bench_when`)
+        for name, figures in when["categories"].items():
+            found.append((f"time named in the question, LoCoMo {name} ({figures['questions']} questions)",
+                          f"{figures['hinted']} hinted ({figures['anchors']} anchors); window holds the evidence "
+                          f"{figures['window_holds_all_evidence']} (calendar dates {figures['calendar_holds_all_evidence']},"
+                          f" +7 days {figures['calendar_holds_all_within_a_week_after']}); median "
+                          f"{figures['median_window_days']} days, {figures['median_sessions_inside']} of the sessions", "", None))
     found += privacy_rows(report.get("privacy"))
     found += vector_rows(report.get("ann"), report.get("vectors"))
     return found
