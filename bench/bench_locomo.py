@@ -1,6 +1,6 @@
 """Retrieval quality on LoCoMo (Maharana et al., ACL 2024): does search find the turns a question needs?
 
-`python -m bench locomo [--data FILE] [--conversations ID,ID] [--json]`. Each conversation is stored as
+`python -m bench locomo [--data FILE] [--conversations ID,ID] [--no-dates] [--json]`. Each conversation is stored as
 memory is really stored (one data dir per conversation): through the write path that holds teammates'
 rows (`store.team.apply_pulled`, one call — one transaction — per LoCoMo session, turns in order), each
 LoCoMo session a `session` row started at its date, each turn an `observation` of that session written
@@ -59,6 +59,7 @@ from claude_mem.index.search import available_modes, search
 from claude_mem.recall import prompt_context, related
 from claude_mem.recall.remember import default_title
 from claude_mem.store import db, team
+from claude_mem.store.search import SearchFilters
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "locomo", "locomo-dev.json")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -90,6 +91,12 @@ def session_time(text: str, number: int) -> datetime:
         return UNDATED + timedelta(days=number)
 
 
+# Each turn's text ends with its session's date, as the published retrieval protocol stores it; with
+# `--no-dates` it does not (as in a memory, whose rows carry their time in `created_at` only): what a date
+# in the question can do without words to match (`index.priors`' time window).
+DATES_IN_TEXT = True
+
+
 def sessions(sample: dict) -> list[tuple[int, str, list[tuple[str, str, str]]]]:
     """(number, date text, [(dia_id, speaker, text)]) for every session in order; a turn's text is the
     speaker, what they said, the caption of a shared image and the session's date."""
@@ -102,7 +109,7 @@ def sessions(sample: dict) -> list[tuple[int, str, list[tuple[str, str, str]]]]:
             text = f"{turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [shares an image: {turn['blip_caption']}]"
-            said.append((turn["dia_id"], turn["speaker"], f"{text} ({when})" if when else text))
+            said.append((turn["dia_id"], turn["speaker"], f"{text} ({when})" if when and DATES_IN_TEXT else text))
         found.append((int(key.split("_")[1]), when, said))
     return found
 
@@ -306,8 +313,9 @@ class Stores:
         self.dia[sample["sample_id"]] = by_id
 
     def float32_asker(self) -> Asker:
-        """Hybrid search as `semantic.HybridIndex` ranks it, with exact float32 cosines over every vector
-        instead of the stored int8 ones (and no vector index): the baseline of compact storage."""
+        """Hybrid search as `semantic.HybridIndex` ranks it (`semantic.hybrid_scores`: the same candidates,
+        priors and fusion), with exact float32 cosines over every vector instead of the stored int8 ones (and
+        no vector index): the baseline of compact storage."""
         import numpy as np
 
         from claude_mem.index import embedder, semantic
@@ -317,16 +325,26 @@ class Stores:
             conn, by_id = self.conns[sample["sample_id"]], self.dia[sample["sample_id"]]
             floats = self.floats[sample["sample_id"]]
             ids = np.array(list(floats), dtype=np.int64)
+            times = {row_id: hit["created_at"] for row_id, hit in repository.observations_by_id(conn, list(floats)).items()}
             matrix = np.stack(list(floats.values()))
+
+            stamps = np.array([str(times[int(row_id)]) for row_id in ids])
 
             def ask(question: str) -> list[str]:
                 wanted = SearchQuery.build(question, mode="hybrid", project=PROJECT, limit=max(KS))
-                expression = fts.keyword_expression(question)
-                keyword = {int(hit["id"]): -float(hit["score"]) for hit in repository.observation_hits(
-                    conn, expression, wanted.filters, "relevance", semantic.CANDIDATES).rows} if expression else {}
                 cosines = matrix @ embedder.shared().embed([question])[0]
-                best = np.argsort(-cosines, kind="stable")[:semantic.CANDIDATES]
-                fused = semantic.fuse(keyword, {int(ids[i]): float(cosines[i]) for i in best})
+
+                def nearest(filters: SearchFilters, count: int) -> list[tuple[int, float]]:
+                    inside = np.ones(len(ids), dtype=bool)  # every row is the project's: only the dates narrow
+                    if filters.since:
+                        inside &= stamps >= filters.since
+                    if filters.until:
+                        inside &= stamps < filters.until
+                    scores = np.where(inside, cosines, -np.inf)
+                    best = np.argsort(-scores, kind="stable")[:count]
+                    return [(int(ids[i]), float(cosines[i])) for i in best if inside[i]]
+
+                fused = semantic.hybrid_scores(conn, wanted, fts.keyword_expression(question), nearest)
                 ranked = sorted(fused.items(), key=lambda item: (-item[1], -item[0]))[:max(KS)]
                 return [dia for row_id, _score in ranked for dia in by_id.get(row_id, [])]
 
@@ -424,6 +442,8 @@ def read_samples(path: str) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> dict[str, object]:
+    global DATES_IN_TEXT
+    DATES_IN_TEXT = "--no-dates" not in argv
     path = option(argv, "--data") or DATA
     everything = read_samples(path)
     positions = {sample["sample_id"]: n for n, sample in enumerate(everything)}
@@ -437,7 +457,7 @@ def main(argv: list[str]) -> dict[str, object]:
                           f"{', '.join(positions)}")
         samples = [sample for sample in everything if sample["sample_id"] in wanted]
     report: dict[str, object] = {
-        "data": os.path.basename(path), "conversations": len(samples),
+        "data": os.path.basename(path), "conversations": len(samples), "dates_in_text": DATES_IN_TEXT,
         "split_conversations": {part: [s["sample_id"] for s in samples if (positions[s["sample_id"]] < TUNE_CONVERSATIONS)
                                        == (part == "tune")] for part in ("tune", "check")},
         "evidence": evidence_report(samples)}

@@ -37,6 +37,11 @@ class KeywordIndex:
             fetch = max(want, PRIOR_CANDIDATES) if named else want  # a prior may lift a row from past the page
             found = repository.observation_hits(conn, expression, filters, query.order, fetch, narrow)
             total, capped, items, unfiltered = found.total, found.capped, found.rows, found.unfiltered
+            window = named.window_filters(filters) if named else None
+            if named and window is not None:  # the best of the time the query names join the candidates
+                seen = {hit["id"] for hit in items}
+                items = items + [hit for hit in repository.observation_hits(
+                    conn, expression, window, query.order, fetch, narrow).rows if hit["id"] not in seen]
             if named:
                 lifted = named.apply(conn, {hit["id"]: -float(hit["score"]) for hit in items})
                 items = [{**hit, "score": -lifted[hit["id"]]} for hit in items]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -238,16 +239,41 @@ class HybridIndex:
             return KeywordIndex().search(conn, query)
         expression = fts.keyword_expression(query.text)
         embedding = _embedding_started(query.text)
-        keyword: dict[int, float] = {}
-        if expression:
-            hits = repository.observation_hits(conn, expression, query.filters, "relevance", CANDIDATES).rows
-            keyword = {int(hit["id"]): -float(hit["score"]) for hit in hits}  # bm25: lower is better
-        meaning = _meaning(conn, query, embedding)
-        semantic = dict(meaning.nearest(conn, query.filters, CANDIDATES))
-        fused = priors.priors(conn, query.text, query.filters).apply(conn, fuse(keyword, semantic))
+        meanings: list[_Meaning] = []  # made when first compared: the embedding runs while BM25 ranks
+        asked: dict[SearchFilters, list[tuple[int, float]]] = {}
+
+        def nearest(filters: SearchFilters, count: int) -> list[tuple[int, float]]:
+            if not meanings:
+                meanings.append(_meaning(conn, query, embedding))
+            if filters not in asked:
+                asked[filters] = meanings[0].nearest(conn, filters, count)
+            return asked[filters]
+
+        fused = hybrid_scores(conn, query, expression, nearest)
+        semantic = dict(nearest(query.filters, CANDIDATES))
+        meaning = meanings[0]
         ranked = sorted(fused.items(), key=lambda item: (-item[1], -item[0]))
         return _not_embedded(_page(conn, query, ranked, len(ranked), expression, semantic, meaning, self.mode),
                              meaning.waiting)
+
+
+def hybrid_scores(conn: Store, query: SearchQuery, expression: str,
+                  nearest: Callable[[SearchFilters, int], list[tuple[int, float]]]) -> dict[int, float]:
+    """Observation id → fused score of a hybrid search: BM25's and `nearest`'s (cosine) top candidates, and
+    those of the time the query names (`priors`), fused, each row's field priors applied."""
+    keyword: dict[int, float] = {}
+    if expression:
+        hits = repository.observation_hits(conn, expression, query.filters, "relevance", CANDIDATES).rows
+        keyword = {int(hit["id"]): -float(hit["score"]) for hit in hits}  # bm25: lower is better
+    semantic = dict(nearest(query.filters, CANDIDATES))
+    named = priors.priors(conn, query.text, query.filters)
+    window = named.window_filters(query.filters)
+    if window is not None:  # the best of the time the query names join the candidates
+        if expression:
+            hits = repository.observation_hits(conn, expression, window, "relevance", CANDIDATES).rows
+            keyword.update({int(hit["id"]): -float(hit["score"]) for hit in hits})
+        semantic.update(nearest(window, CANDIDATES))
+    return named.apply(conn, fuse(keyword, semantic))
 
 
 def fuse(keyword: dict[int, float], semantic: dict[int, float]) -> dict[int, float]:

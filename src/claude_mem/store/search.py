@@ -291,6 +291,16 @@ def known_authors(conn: sqlite3.Connection, cap: int = 200) -> list[str]:
         " WHERE named.author IS NOT NULL AND n < ?) SELECT author FROM named WHERE author IS NOT NULL", (cap,))]
 
 
+def newest_time(conn: sqlite3.Connection, project: str | None) -> str | None:
+    """When the newest observation of `project` (None: of any, read among the last thousand stored) was made."""
+    if project:
+        row = conn.execute("SELECT MAX(created_at) FROM observations WHERE project = ?", (project,)).fetchone()
+    else:
+        row = conn.execute("SELECT MAX(created_at) FROM (SELECT created_at FROM observations ORDER BY id DESC"
+                           " LIMIT 1000)").fetchone()
+    return str(row[0]) if row and row[0] else None
+
+
 def prior_fields(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
     """id → (author, type, created_at, files read and modified, concepts) of these observations, the
     fields a search's priors weigh (the lists as stored: JSON text)."""
