@@ -252,8 +252,10 @@ def test_keyword_memory_ranks_only_rows_that_can_match_and_finds_exactly_what_ra
     weights = [1 / (rank ** 1.1) for rank in range(1, 301)]
     conn = db.connect(str(tmp_path / "db.sqlite"))
     with db.transaction(conn):
-        session = conn.execute("INSERT INTO sessions (content_session_id, project) VALUES ('s', '/p')").lastrowid
-        for n in range(3000):
+        for n in range(3000):  # sessions of ten notes: each is indexed with its neighbours' words (m017)
+            if n % 10 == 0:
+                session = conn.execute("INSERT INTO sessions (content_session_id, project) VALUES (?, '/p')",
+                                       (f"s{n}",)).lastrowid
             conn.execute("INSERT INTO observations (session_id, project, type, title, narrative, content_hash)"
                          " VALUES (?, '/p', 'change', ?, ?, ?)",
                          (session, " ".join(rng.choices(vocabulary, weights, k=rng.randint(3, 8))),

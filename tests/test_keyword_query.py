@@ -11,7 +11,7 @@ def test_a_question_keeps_only_its_content_words():
 
 def test_phrases_prefixes_and_case_are_kept_and_terms_are_distinct():
     assert fts.keyword_expression('How did "lease expired" errors start? pars* Parser parser') == \
-        '"lease expired" OR "errors" OR "start" OR "pars"* OR "Parser"'
+        '- {context} : "lease expired" OR "errors" OR "start" OR "pars"* OR "Parser"'  # a phrase: the row's own text
 
 
 def test_a_query_of_only_common_words_still_searches():

@@ -59,7 +59,6 @@ EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "pro
     f"{t}_change_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "update", "delete")} | {
     "sessions_change_delete", "changes_bounded", "observations_change_supersede"} | {
     f"{t}_project_{op}" for t in ("sessions", "observations", "summaries") for op in ("insert", "delete", "move")} | {
-    f"search_context_{t}" for t in ("observations", "summaries", "prompts")} | {
     f"{t}_context_move" for t in ("observations", "summaries", "prompts")}
 EXPECTED_VIEWS = {f"{t}_{view}" for t in ("observations", "summaries", "prompts") for view in ("context", "search")}
 EXPECTED_INDEXES = {

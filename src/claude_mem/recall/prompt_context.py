@@ -7,7 +7,8 @@ On `user-prompt`, the project's observations that match the prompt *well* are ad
 2. without an answer in time, the hook searches by keyword (FTS5 BM25) itself, ranking only the rows
    that hold a term rare enough to reach the threshold (`essential_terms`): most prompts rank none.
 
-Only matches above a threshold are added — cosine ≥ `MIN_COSINE` by meaning; by keyword, BM25 ≥
+Only matches above a threshold are added — by meaning, when the closest observation's cosine reaches
+`MIN_COSINE`, the best matches with a cosine ≥ `KEEP_COSINE`; by keyword, BM25 ≥
 `MIN_WORDS` times the weight of a word found in one observation only (raw BM25 grows with the store,
 this does not); both chosen on the LoCoMo dev split —
 never an observation this session has already been shown (its session-start index, earlier
@@ -32,11 +33,15 @@ if False:  # for the type checker only: `typing` stays off the hook path
 TITLE_CHARS = 110
 SUBTITLE_CHARS = 80
 # LoCoMo dev, each question asked of its own conversation and of another one (where nothing is
-# relevant), top 3: cosine ≥ 0.45 adds the evidence for 0.505 of questions (0.588 with no threshold)
-# and adds something for 5% of the unrelated ones (94% with no threshold); by keyword, 1.7 unique
-# words' worth adds the evidence for 0.291 and speaks for 6% of the unrelated (0.538 and 90% without).
-MIN_COSINE = 0.45
-MIN_WORDS = 1.7
+# relevant), top 3. By meaning, two thresholds (issue 29): memory speaks only when the project's closest
+# observation reaches `MIN_COSINE`, and then adds the best hybrid matches whose cosine reaches
+# `KEEP_COSINE` — chosen on conversations 1-3, held on 4-5: the evidence for 0.680 of questions and
+# something for 4.1% of the unrelated ones (one threshold of 0.45: 0.587 and 4.2%; no threshold: 0.588
+# and 94% before the context field). By keyword, 1.5 unique words' worth adds the evidence for 0.304 and
+# speaks for 3.0% of the unrelated (1.7 before the context field: 0.291 and 6.2%; now 0.237 and 1.1%).
+MIN_COSINE = 0.47
+KEEP_COSINE = 0.30
+MIN_WORDS = 1.5
 # The embedding reads ~256 tokens; the rest of a long prompt only adds keyword noise.
 MAX_PROMPT_CHARS = 2000
 RELATED_PATH = "/api/related"

@@ -1,11 +1,11 @@
 """What the worker answers the prompt hook (`POST /api/related`): the project's observations that
 match a prompt well by words and meaning, minus what the session has already been shown.
 
-Hybrid search ranks; a hit is kept only when its cosine to the prompt reaches
-`prompt_context.MIN_COSINE` (fused scores are relative to the candidates, so cannot be thresholded).
-So the project's best cosine is looked at first: below the threshold nothing can be kept, and the
-answer is the empty one at once, without ranking every row that shares a word with the prompt (most
-prompts have nothing relevant; the hook waits for this answer). Without vectors or the model, the
+The project's best cosine to the prompt is looked at first: below `prompt_context.MIN_COSINE` nothing
+matches well enough to speak, and the answer is the empty one at once, without ranking every row that
+shares a word with the prompt (most prompts have nothing relevant; the hook waits for this answer).
+Otherwise hybrid search ranks, and a hit is kept when its cosine reaches `prompt_context.KEEP_COSINE`
+(fused scores are relative to the candidates, so cannot be thresholded). Without vectors or the model, the
 same keyword search the hook would run itself.
 """
 
@@ -40,7 +40,7 @@ def related(conn: Store, project: str, prompt: str, session: str, limit: int) ->
                 return {"items": prompt_context.keyword_matches(conn, project, prompt, exclude, limit), "mode": "keyword"}
             items = [{key: hit.get(key) for key in FIELDS} for hit in found.items
                      if hit["id"] not in exclude and hit.get("superseded_by") is None
-                     and float(hit.get("cosine") or 0.0) >= prompt_context.MIN_COSINE]
+                     and float(hit.get("cosine") or 0.0) >= prompt_context.KEEP_COSINE]
             return {"items": items[:limit], "mode": "hybrid"}
     return {"items": prompt_context.keyword_matches(conn, project, prompt, exclude, limit), "mode": "keyword"}
 

@@ -151,11 +151,19 @@ def shown_ids(conn: sqlite3.Connection, content_session_id: str) -> set[int]:
         (content_session_id,))}
 
 
+def own_text(expression: str) -> str:
+    """`expression` matched in a row's own text only, not in its neighbours' (m017's `context` column); so
+    its BM25 idf counts only the rows that say a word themselves."""
+    return f"- {{context}} : ({expression})"
+
+
 def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limit: int,
                    candidates: str | None = None) -> list[tuple[Any, ...]]:
-    """(id, created_at, type, title, subtitle, bm25) of the project's observations matching an FTS5
-    expression, best first (BM25 with the title and subtitle weighted up; lower is better); with
-    `candidates` (another expression), only the rows that match it too are ranked."""
+    """(id, created_at, type, title, subtitle, bm25) of the project's observations whose own text matches
+    an FTS5 expression, best first (lower is better); with `candidates` (another expression), only the rows
+    that match it too are ranked. Per-prompt memory thresholds this BM25 (`prompt_context.MIN_WORDS`), in
+    unique words' worth: a neighbour's words would make every word of a session common, so they count not."""
+    expression, candidates = own_text(expression), own_text(candidates) if candidates else None
     among = " AND +observations_fts.rowid IN (SELECT rowid FROM observations_fts WHERE observations_fts MATCH ?)"
     return conn.execute(
         f"SELECT o.id, o.created_at, o.type, o.title, o.subtitle, bm25(observations_fts, {OBSERVATION_WEIGHTS})"
@@ -168,8 +176,8 @@ def prompt_matches(conn: sqlite3.Connection, project: str, expression: str, limi
 
 
 def term_rows(conn: sqlite3.Connection, term: str) -> int:
-    """How many observations (all projects) hold an FTS5 term: what its BM25 idf counts."""
-    return int(conn.execute("SELECT COUNT(*) FROM observations_fts WHERE observations_fts MATCH ?", (term,))
+    """How many observations (all projects) hold an FTS5 term in their own text: what its BM25 idf counts."""
+    return int(conn.execute("SELECT COUNT(*) FROM observations_fts WHERE observations_fts MATCH ?", (own_text(term),))
                .fetchone()[0])
 
 

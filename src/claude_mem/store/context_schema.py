@@ -13,8 +13,14 @@ the row's neighbours in the same session:
 A private prompt lends no text to anyone (its own row is indexed as before and never returned). Each
 neighbour lends at most `PIECE` characters. The vector of a row stays its own text's.
 
+A new prompt does not rewrite the rows of its turn: they are stored after it (the observer writes them
+later), and a prompt's insert must not depend on the other kinds' indexes (a capture hook writes it, and
+a damaged observations index is repaired by the worker, not by losing the prompt). A prompt edited, made
+private or deleted does rewrite them: its text must leave their context.
+
 The context text is stored in `search_context` (kind 0 observation, 1 summary, 2 prompt), computed by
-the views `<table>_context` from the rows themselves, and kept current by triggers on every write path:
+the views `<table>_context` from the rows themselves, and kept current (with the index) by the triggers of
+each table on every write path:
 an insert, an edit, a delete (a forget), a prompt made private and a row moved to another turn rewrite the
 context of every row whose window they fall in, so forgotten text cannot be found through a neighbour. The FTS5 tables read their
 text from the views `<table>_search` (own columns and context).
@@ -68,9 +74,17 @@ def _neighbours(table: str, window: int, order: str, row: str) -> str:
 
 
 def _refresh(table: str, kind: int, ids: str) -> str:
-    """Recompute the stored context of the rows `ids` (an SQL list) of `table`."""
-    return (f"UPDATE search_context SET text = (SELECT v.text FROM {table}_context v WHERE v.id = search_context.row_id)"
-            f" WHERE kind = {kind} AND row_id IN ({ids});")
+    """Recompute the stored context of the rows `ids` (an SQL list) of `table`, and re-index them with it.
+    Inline in each trigger (no trigger on `search_context`): a statement then compiles only the indexes it
+    writes, so a damaged index of one kind never stops a write of another."""
+    _kind, own, *_rest = _TABLES[table]
+    columns, t_own = ", ".join(own), ", ".join(f"t.{name}" for name in own)
+    indexed = f"FROM {table} t JOIN search_context c ON c.kind = {kind} AND c.row_id = t.id WHERE t.id IN ({ids})"
+    return (f"INSERT INTO {table}_fts ({table}_fts, rowid, {columns}, context) SELECT 'delete', t.id, {t_own}, c.text"
+            f" {indexed};\n"
+            f"UPDATE search_context SET text = (SELECT v.text FROM {table}_context v WHERE v.id = search_context.row_id)"
+            f" WHERE kind = {kind} AND row_id IN ({ids});\n"
+            f"INSERT INTO {table}_fts (rowid, {columns}, context) SELECT t.id, {t_own}, c.text {indexed};")
 
 
 def _turn_refresh(row: str) -> str:
@@ -109,7 +123,6 @@ def _script(table: str) -> str:
                 SELECT {kind}, v.id, v.text FROM {table}_context v WHERE v.id = new.id;
             INSERT INTO {table}_fts (rowid, {columns}, context) VALUES (new.id, {new}, ({stored} = new.id));
             {_refresh(table, kind, _neighbours(table, window, order, "new"))}
-            {turn["new"]}
         END;
         CREATE TRIGGER {table}_fts_delete AFTER DELETE ON {table} BEGIN
             INSERT INTO {table}_fts ({table}_fts, rowid, {columns}, context)
@@ -132,13 +145,6 @@ def _script(table: str) -> str:
             {_refresh(table, kind, _neighbours(table, window, order, "new"))}
             {turn["old"]}
             {turn["new"]}
-        END;
-        CREATE TRIGGER search_context_{table} AFTER UPDATE OF text ON search_context
-            WHEN new.kind = {kind} AND old.text IS NOT new.text BEGIN
-            INSERT INTO {table}_fts ({table}_fts, rowid, {columns}, context)
-                SELECT 'delete', t.id, {t_own}, old.text FROM {table} t WHERE t.id = old.row_id;
-            INSERT INTO {table}_fts (rowid, {columns}, context)
-                SELECT t.id, {t_own}, new.text FROM {table} t WHERE t.id = new.row_id;
         END;
         INSERT INTO search_fill (kind, below) SELECT {kind}, MAX(id) + 1 FROM {table} HAVING MAX(id) IS NOT NULL;
     """
