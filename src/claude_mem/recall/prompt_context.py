@@ -37,11 +37,11 @@ SUBTITLE_CHARS = 80
 # observation reaches `MIN_COSINE`, and then adds the best hybrid matches whose cosine reaches
 # `KEEP_COSINE` — chosen on conversations 1-3, held on 4-5: the evidence for 0.680 of questions and
 # something for 4.1% of the unrelated ones (one threshold of 0.45: 0.587 and 4.2%; no threshold: 0.588
-# and 94% before the context field). By keyword, 1.5 unique words' worth adds the evidence for 0.304 and
-# speaks for 3.0% of the unrelated (1.7 before the context field: 0.291 and 6.2%; now 0.237 and 1.1%).
+# and 94% before the context field). By keyword (a row's own text), 1.8 unique words' worth adds the
+# evidence for 0.293 and speaks for 4.7% of the unrelated (1.7 before issue 29: 0.291 and 6.2%).
 MIN_COSINE = 0.47
 KEEP_COSINE = 0.30
-MIN_WORDS = 1.5
+MIN_WORDS = 1.8
 # The embedding reads ~256 tokens; the rest of a long prompt only adds keyword noise.
 MAX_PROMPT_CHARS = 2000
 RELATED_PATH = "/api/related"
