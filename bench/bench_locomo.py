@@ -58,7 +58,7 @@ from claude_mem.index.query import SearchQuery
 from claude_mem.index.search import available_modes, search
 from claude_mem.recall import prompt_context, related
 from claude_mem.recall.remember import default_title
-from claude_mem.store import db, team
+from claude_mem.store import context_field, db, team
 from claude_mem.store.search import SearchFilters
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "locomo", "locomo-dev.json")
@@ -297,6 +297,7 @@ class Stores:
             by_uid.update(dia)
         by_id = {int(row_id): by_uid[uid] for row_id, uid in conn.execute("SELECT id, uid FROM observations")
                  if uid in by_uid}
+        context_field.settle(conn)  # what the worker's context service does within a second of each write
         if "semantic" in available_modes():  # what the worker's embedding service does, done here at once,
             # keeping the float32 vectors too: the exact float32 search that int8 storage is held against
             from claude_mem.index import embedder

@@ -48,6 +48,8 @@ def story(tmp_path):
     other = add_session(conn, "sess-other", APP, stamp(5))
     ids["other"] = add_observation(conn, APP, "Bumped the linter", session_id=other, created_at=stamp(4),
                                    narrative="Ruff 0.6 flags two new rules.")
+    assert context_field.queued(conn) > 0  # the rows stored after a row reach its context off the write path
+    context_field.settle(conn)  # what the worker does within a second
     yield conn, ids, tmp_path
     conn.close()
 
@@ -109,6 +111,7 @@ def test_summaries_and_prompts_carry_their_turns_story(story):
     summary = add_summary(conn, session, APP, stamp(1), request="configurable chunk size",
                           learned="settings are read once at start", completed="added export_chunk_rows")
     conn.execute("UPDATE summaries SET prompt_number = 2 WHERE id = ?", (summary,))
+    context_field.settle(conn)
     # the summary is found by its turn's prompt; the first prompt by the one after it
     assert f"S{summary}" in refs(conn, "configurable", kinds=("summary",))
     assert refs(conn, "nightly", kinds=("prompt",))[0] == "P1"
@@ -153,6 +156,7 @@ def test_a_large_store_is_indexed_newest_first_by_the_worker_while_search_goes_o
     session = conn.execute("SELECT id FROM sessions WHERE content_session_id = 'sess-5'").fetchone()[0]
     new = add_observation(conn, APP, "Fresh row", session_id=session, narrative="brandnew words")
     assert refs(conn, "brandnew") == [f"#{new}"] and f"#{new}" in refs(conn, "word5y4")
+    assert context_field.queued(conn) == 2  # rows 29 and 30 would learn of it, once indexed themselves
     conn.execute("DELETE FROM observations WHERE id = 29")  # an edit and a delete among rows waiting: no harm
     conn.execute("UPDATE observations SET narrative = 'changed text' WHERE id = 3")
 
@@ -165,19 +169,26 @@ def test_a_large_store_is_indexed_newest_first_by_the_worker_while_search_goes_o
 
     service = ContextFillService()
     service._ctx = Ctx()  # type: ignore[assignment]
-    first = service.fill_once()
+    first = service.work_once()
     assert first == 7 and refs(conn, "word5y2")  # newest first
-    while service.fill_once() >= 0:
+    while context_field.filling(conn):
+        service.work_once()
+    assert service.status()["waiting"] == 0 and service.indexed == 29
+    while service.work_once():  # then the rows a newer neighbour joined
         pass
-    assert not context_field.filling(conn) and service.status()["waiting"] == 0
+    assert service.status()["queued"] == 0 and f"#{new}" in refs(conn, "word5y4")
     assert refs(conn, "word0y0")[0] == "#1" and refs(conn, "changed")[0] == "#3"
     assert conn.execute("SELECT COUNT(*) FROM search_context WHERE kind = 0").fetchone()[0] == 30
     consistent(conn)
     asyncio.run(service.stop())
 
 
-def test_the_worker_service_ends_when_nothing_waits(tmp_path):
+def test_the_worker_service_keeps_contexts_current_within_a_second(tmp_path):
     conn = db.connect(str(tmp_path / "claude-mem.db"))
+    session = add_session(conn, "sess", APP, stamp(3))
+    first = add_observation(conn, APP, "The first note", session_id=session, narrative="alpha")
+    add_observation(conn, APP, "The second note", session_id=session, narrative="omega")
+    assert refs(conn, "omega") == ["#2"]  # the first row does not know of the second yet
 
     class Ctx:
         data_dir = str(tmp_path)
@@ -190,11 +201,15 @@ def test_the_worker_service_ends_when_nothing_waits(tmp_path):
 
     async def run() -> None:
         await service.start(Ctx())  # type: ignore[arg-type]
-        assert service._task is not None
-        await asyncio.wait_for(service._task, 5)
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if service.refreshed:
+                break
+        await service.stop()
 
     asyncio.run(run())
-    assert service.status() == {"waiting": 0, "indexed": 0, "error": None}
+    assert service.status() == {"waiting": 0, "queued": 0, "indexed": 0, "refreshed": 1, "error": None}
+    assert refs(conn, "omega") == ["#2", f"#{first}"]
     conn.close()
 
 

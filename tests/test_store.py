@@ -11,6 +11,7 @@ EXPECTED_TABLES = {
     "schema_migrations": ["version", "name", "applied_at"],
     "search_context": ["kind", "row_id", "text"],  # m017: each row's neighbours, indexed as `context`
     "search_fill": ["kind", "below"],
+    "context_queue": ["kind", "row_id"],
     "sessions": [
         "id", "content_session_id", "project", "cwd", "title", "status", "observer_provider",
         "memory_session_id", "last_injected_at", "started_at", "ended_at", "last_activity_at", "uid", "author", "device",

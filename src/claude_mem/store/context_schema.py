@@ -20,10 +20,12 @@ private or deleted does rewrite them: its text must leave their context.
 
 The context text is stored in `search_context` (kind 0 observation, 1 summary, 2 prompt), computed by
 the views `<table>_context` from the rows themselves, and kept current (with the index) by the triggers of
-each table on every write path:
-an insert, an edit, a delete (a forget), a prompt made private and a row moved to another turn rewrite the
-context of every row whose window they fall in, so forgotten text cannot be found through a neighbour. The FTS5 tables read their
-text from the views `<table>_search` (own columns and context).
+each table on every write path. An edit, a delete (a forget), a prompt made private and a row moved to
+another turn rewrite, at once, the context of every row whose window they fall in: forgotten text cannot
+be found through a neighbour. An insert indexes the new row with the rows before it, and only queues the
+rows before it whose window it joins (`context_queue`): the worker rewrites them within a second
+(`store.context_field.refresh_queued`), off the write path. The FTS5 tables read their text from the
+views `<table>_search` (own columns and context).
 
 **A row is in its full-text index exactly when it has a `search_context` row.** The migration itself
 is quick: the old indexes are dropped and new, empty ones made; rows that existed before are indexed
@@ -43,15 +45,15 @@ from claude_mem.store.sql_script import run_script
 
 # Literal copies (a released migration must never change when another module does).
 PIECE = 800
-_TABLES: dict[str, tuple[int, tuple[str, ...], str, int, str]] = {
-    # table: (kind, own columns, a neighbour's text (alias n), neighbours each side, order column)
+_TABLES: dict[str, tuple[int, tuple[str, ...], str, tuple[int, int], str]] = {
+    # table: (kind, own columns, a neighbour's text (alias n), neighbours (before, after), order column)
     "observations": (0, ("title", "subtitle", "narrative", "facts", "concepts"),
                      "trim(COALESCE(n.title, '') || ' ' || COALESCE(n.subtitle, '') || ' ' || COALESCE(n.narrative, ''))",
-                     2, "id"),
+                     (2, 2), "id"),
     "summaries": (1, ("request", "investigated", "learned", "completed", "next_steps", "notes"),
                   "trim(COALESCE(n.request, '') || ' ' || COALESCE(n.learned, '') || ' ' || COALESCE(n.completed, ''))",
-                  1, "id"),
-    "prompts": (2, ("text",), "CASE WHEN n.private = 0 THEN n.text END", 1, "prompt_number"),
+                  (1, 1), "id"),
+    "prompts": (2, ("text",), "CASE WHEN n.private = 0 THEN n.text END", (1, 1), "prompt_number"),
 }
 _TURN_PROMPT = (" || ' ' || COALESCE((SELECT substr(p.text, 1, {piece}) FROM prompts p WHERE p.session_id = r.session_id"
                 " AND p.prompt_number = r.prompt_number AND p.private = 0), '')")
@@ -65,12 +67,14 @@ def _side(table: str, piece: str, window: int, order: str, before: bool) -> str:
             f" AND n.{order} {op} r.{order} ORDER BY n.{order} {direction} LIMIT {window})), '')")
 
 
-def _neighbours(table: str, window: int, order: str, row: str) -> str:
-    """The ids of the rows whose window holds `row` (old or new): its neighbours on both sides."""
+def _neighbours(table: str, window: tuple[int, int], order: str, row: str) -> str:
+    """The ids of the rows whose window holds `row` (old or new): the rows it follows closely enough to be
+    after them, and those it precedes closely enough to be before them."""
+    before, after = window
     return (f"SELECT id FROM (SELECT n.id FROM {table} n WHERE n.session_id = {row}.session_id"
-            f" AND n.{order} < {row}.{order} ORDER BY n.{order} DESC LIMIT {window})"
+            f" AND n.{order} < {row}.{order} ORDER BY n.{order} DESC LIMIT {after})"
             f" UNION ALL SELECT id FROM (SELECT n.id FROM {table} n WHERE n.session_id = {row}.session_id"
-            f" AND n.{order} > {row}.{order} ORDER BY n.{order} LIMIT {window})")
+            f" AND n.{order} > {row}.{order} ORDER BY n.{order} LIMIT {before})")
 
 
 def _refresh(table: str, kind: int, ids: str) -> str:
@@ -100,7 +104,7 @@ def _script(table: str) -> str:
     old = ", ".join(f"old.{name}" for name in own)
     new = ", ".join(f"new.{name}" for name in own)
     t_own = ", ".join(f"t.{name}" for name in own)
-    text = (f"trim({_side(table, piece, window, order, True)} || ' ' || {_side(table, piece, window, order, False)}"
+    text = (f"trim({_side(table, piece, window[0], order, True)} || ' ' || {_side(table, piece, window[1], order, False)}"
             + (_TURN_PROMPT.format(piece=PIECE) if table != "prompts" else "") + ")")
     turn = {"new": _turn_refresh("new"), "old": _turn_refresh("old")} if table == "prompts" else {"new": "", "old": ""}
     changed = columns + (", private" if table == "prompts" else "")
@@ -122,7 +126,8 @@ def _script(table: str) -> str:
             INSERT OR REPLACE INTO search_context (kind, row_id, text)
                 SELECT {kind}, v.id, v.text FROM {table}_context v WHERE v.id = new.id;
             INSERT INTO {table}_fts (rowid, {columns}, context) VALUES (new.id, {new}, ({stored} = new.id));
-            {_refresh(table, kind, _neighbours(table, window, order, "new"))}
+            INSERT OR IGNORE INTO context_queue (kind, row_id) {_neighbours(table, window, order, "new")
+                                                                 .replace("SELECT id FROM", f"SELECT {kind}, id FROM")};
         END;
         CREATE TRIGGER {table}_fts_delete AFTER DELETE ON {table} BEGIN
             INSERT INTO {table}_fts ({table}_fts, rowid, {columns}, context)
@@ -163,6 +168,11 @@ def m017_search_context(conn: sqlite3.Connection) -> None:
             kind INTEGER PRIMARY KEY,
             below INTEGER NOT NULL
         );
+        CREATE TABLE context_queue (
+            kind INTEGER NOT NULL,
+            row_id INTEGER NOT NULL,
+            PRIMARY KEY (kind, row_id)
+        ) WITHOUT ROWID;
         CREATE INDEX observations_session_order ON observations (session_id, id);
         CREATE INDEX summaries_session_order ON summaries (session_id, id);
         CREATE INDEX observations_author ON observations (author) WHERE author IS NOT NULL;

@@ -1,9 +1,13 @@
-"""Indexing the rows stored before m017 with their neighbours' text (issue 29), a batch at a time.
+"""The context field's work that is left to the worker (issue 29, `store.context_field`).
 
-A store small enough is indexed by the first `connect` after the upgrade; a larger one is indexed here,
-newest rows first, one transaction of `context_field.BATCH` rows of each kind at a time, with a pause
-between batches so hooks and the observer keep their turn at the write lock. Searches meanwhile find
-what is indexed so far and say how many rows are not yet (`/health` shows the same).
+- Rows stored before m017 (a store too large to index at the upgrade) are indexed with their neighbours'
+  text, newest first, one transaction of `context_field.BATCH` rows of each kind at a time; searches
+  meanwhile find what is indexed so far and say how many rows are not yet.
+- A row's context gains the rows stored after it (up to two) here, within about a second, not in the
+  write that stored them: the insert triggers only queue it, which keeps the observer's write fast.
+
+A pause between batches lets hooks and the observer take their turn at the write lock; `/health` shows
+`keyword_index` {waiting, queued, indexed, refreshed, error}.
 """
 
 from __future__ import annotations
@@ -18,61 +22,65 @@ from claude_mem.worker.context import WorkerContext
 
 log = logging.getLogger("claude_mem.worker")
 
-PAUSE_S = 0.05
+PAUSE_S = 0.05  # between batches while work waits
+IDLE_S = 0.5  # between looks when nothing did
 RETRY_S = 5.0
 
 
 class ContextFillService(BackgroundTask):
-    """Indexes the rows m017 left to the worker; ends when none are left."""
+    """Indexes the rows m017 left to the worker, then keeps every row's context current."""
 
     name = "context-index"
 
     def __init__(self) -> None:
         super().__init__()
         self._ctx: WorkerContext | None = None
-        self.indexed = 0
+        self.indexed = self.refreshed = 0
         self.waiting: int | None = None
-        self.finished_at: float | None = None
+        self.queued: int | None = None
         self.last_error: str | None = None
+        self._started = time.monotonic()
 
     async def start(self, ctx: WorkerContext) -> None:
         self._ctx = ctx
         ctx.index_status = self.status
         self._task = asyncio.create_task(self._loop(), name="context-index")
 
-    def fill_once(self) -> int:
-        """One batch; returns how many rows it indexed, or -1 when nothing waits any more."""
+    def work_once(self) -> int:
+        """One batch: rows stored before m017 first, then rows a newer neighbour joined; how many rows."""
         assert self._ctx is not None
         conn = self._ctx.connect()
         try:
-            if not context_field.filling(conn):
-                return -1
-            done = context_field.fill(conn)
-            self.indexed += done
-            self.waiting = context_field.waiting(conn)
+            if context_field.filling(conn):
+                done = context_field.fill(conn)
+                self.indexed += done
+                self.waiting = context_field.waiting(conn)
+                if not self.waiting:
+                    log.info("indexed %d stored rows with their neighbours' text in %.1f s", self.indexed,
+                             time.monotonic() - self._started)
+                return max(done, 1)  # a batch of rows already indexed is progress too
+            self.waiting = 0
+            done = context_field.refresh_queued(conn)
+            self.refreshed += done
+            self.queued = context_field.queued(conn) if done else 0
             return done
         finally:
             conn.close()
 
     async def _loop(self) -> None:
-        started = time.monotonic()
         while True:
             try:
-                done = await asyncio.to_thread(self.fill_once)
+                done = await asyncio.to_thread(self.work_once)
                 self.last_error = None
             except Exception as exc:  # a busy or damaged store: try again later, never take the worker down
                 self.last_error = f"{type(exc).__name__}: {exc}"
-                log.warning("indexing stored rows with their context failed: %s", self.last_error)
+                log.warning("keeping the search context current failed: %s", self.last_error)
                 await asyncio.sleep(RETRY_S)
                 continue
-            if done < 0:
-                if self.indexed:
-                    log.info("indexed %d stored rows with their neighbours' text in %.1f s", self.indexed,
-                             time.monotonic() - started)
-                self.waiting, self.finished_at = 0, time.time()
-                return
-            await asyncio.sleep(PAUSE_S)
+            await asyncio.sleep(PAUSE_S if done else IDLE_S)
 
     def status(self) -> dict[str, object]:
-        """{waiting, indexed, error}: rows not yet in the keyword index, rows this worker indexed."""
-        return {"waiting": self.waiting, "indexed": self.indexed, "error": self.last_error}
+        """{waiting, queued, indexed, refreshed, error}: rows stored before m017 not yet in the keyword index,
+        rows waiting for a newer neighbour's text, and what this worker did of each."""
+        return {"waiting": self.waiting, "queued": self.queued, "indexed": self.indexed, "refreshed": self.refreshed,
+                "error": self.last_error}
