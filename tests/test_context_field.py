@@ -268,3 +268,44 @@ def test_priors_do_not_apply_where_a_filter_fixes_the_field(team):
     assert field_priors.priors(conn, "alice decisions", SearchFilters(author="bob")).author is None
     assert field_priors.priors(conn, "alice decisions", SearchFilters(types=("bugfix",))).types == ()
     assert not field_priors.priors(conn, "", SearchFilters())
+
+
+# -- time in the question -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def seasons(tmp_path):
+    """The same note stored in March, May and July 2026, and a migration in June."""
+    conn = db.connect(str(tmp_path / "claude-mem.db"))
+    ids = {}
+    for month in ("03", "05", "07"):
+        ids[month] = add_observation(conn, APP, "Tuned the cache eviction policy", created_at=f"2026-{month}-10T12:00:00.000Z",
+                                     narrative=f"Eviction now prefers cold keys (round {month}).")
+    ids["migration"] = add_observation(conn, APP, "Ran the schema migration to v5", created_at="2026-06-15T12:00:00.000Z",
+                                       narrative="The orders table moved to the new layout.")
+    yield conn, ids
+    conn.close()
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_date_in_the_query_lifts_the_rows_of_that_time(seasons, mode):
+    conn, ids = seasons
+    assert refs(conn, "cache eviction in March 2026", mode=mode)[0] == f"#{ids['03']}"
+    assert refs(conn, "cache eviction in July 2026", mode=mode)[0] == f"#{ids['07']}"
+    assert refs(conn, "cache eviction in May", mode=mode)[0] == f"#{ids['05']}"  # the latest May before the newest row
+    # before/after an event: the window ends or starts where the event's best match was stored
+    before = refs(conn, "cache eviction before the schema migration", mode=mode)
+    assert before.index(f"#{ids['07']}") > max(before.index(f"#{ids['03']}"), before.index(f"#{ids['05']}"))
+    after = refs(conn, "cache eviction after the schema migration", mode=mode)
+    assert after.index(f"#{ids['07']}") < min(after.index(f"#{ids['03']}"), after.index(f"#{ids['05']}"))
+    # nothing is filtered out: a date no row has still finds the words
+    assert len(refs(conn, "cache eviction in 2019", mode=mode)) >= 3
+
+
+def test_queries_made_only_of_dates_or_of_hostile_words_answer_cleanly(seasons):
+    conn, _ids = seasons
+    for text in ("March 2026", "yesterday", "in 2026 before after", "the the the", "before", "\ud800 in March",
+                 "x" * 5000, " ".join(["March"] * 10_000)):
+        for mode in ("keyword", "hybrid"):
+            result = search(conn, SearchQuery.build(text, mode=mode, project=APP))
+            assert result.total >= len(result.items)

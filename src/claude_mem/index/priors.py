@@ -38,6 +38,8 @@ TIME = 1.5
 # A window named by calendar dates reaches this many days past its end (LoCoMo dev: 0.81 of the windows hold
 # the evidence's day, 0.91 within a week after: what happened is told a few days later).
 AFTER_DAYS = 7
+# What a prior adds to a row besides multiplying its score: min-max fusion scores its weakest candidate 0.
+FLOOR = 0.01
 
 _WORD = re.compile(r"[\w][\w./\\-]*", re.UNICODE)
 _FILE_SHAPED = re.compile(r"(?:[\w.-]*[/\\][\w./\\-]+|[\w-]{2,}\.[a-z][a-z0-9]{0,5})$", re.IGNORECASE)
@@ -88,8 +90,8 @@ class Priors:
         lifted = dict(scores)
         for row_id, (author, kind, created_at, read, modified, _concepts) in fields.items():
             factor = self.factor(author, kind, created_at, _paths(read) + _paths(modified) if self.files else [])
-            if factor != 1.0:
-                lifted[row_id] = scores[row_id] * factor
+            if factor != 1.0:  # (a candidate scored 0 by min-max fusion is lifted too, if only a little)
+                lifted[row_id] = scores[row_id] * factor + (factor - 1.0) * FLOOR
         return lifted
 
     def window_filters(self, filters: SearchFilters) -> SearchFilters | None:

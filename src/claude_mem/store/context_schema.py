@@ -44,7 +44,7 @@ import _sqlite3 as sqlite3
 from claude_mem.store.sql_script import run_script
 
 # Literal copies (a released migration must never change when another module does).
-PIECE = 800
+PIECE = 120
 _TABLES: dict[str, tuple[int, tuple[str, ...], str, tuple[int, int], str]] = {
     # table: (kind, own columns, a neighbour's text (alias n), neighbours (before, after), order column)
     "observations": (0, ("title", "subtitle", "narrative", "facts", "concepts"),
