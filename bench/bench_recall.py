@@ -244,7 +244,9 @@ def bench_prompt_hook(data_dir: str, project: str, runs: int, with_worker: bool)
 
 def settle_worker(data_dir: str, project: str, limit_s: float = 300) -> float:
     """Wait until a just-started worker runs as it does for hours: every row embedded (the prompts the
-    runs before stored), its vectors and model loaded (one answer). Returns the seconds it took."""
+    runs before stored) and every row's search context current (the generator stores all its rows at once,
+    so the worker has each one's next neighbours to add: issue 29), its vectors and model loaded (one
+    answer). Returns the seconds it took."""
     from claude_mem.runtime import discovery
 
     started = time.perf_counter()
@@ -252,7 +254,9 @@ def settle_worker(data_dir: str, project: str, limit_s: float = 300) -> float:
         info = discovery.read_info(data_dir) or {}
         health = discovery.request_json(info["port"], "GET", "/health", None, 30) if info.get("port") else None
         progress = (health or {}).get("vectors") or {}
-        if progress.get("total") and progress.get("embedded") == progress.get("total"):
+        context = (health or {}).get("keyword_index") or {"waiting": 0, "queued": 0}
+        if progress.get("total") and progress.get("embedded") == progress.get("total") \
+                and context.get("waiting") == 0 and context.get("queued") == 0:
             body = {"prompt": "warm up", "project": project, "session": "", "limit": 3}
             discovery.request_json(info["port"], "POST", "/api/related", body, 60)
             break

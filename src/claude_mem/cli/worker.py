@@ -47,6 +47,11 @@ def describe_report(report: dict[str, Any], shown_warnings: Collection[str] = ()
         vectors = health.get("vectors")
         if vectors:
             lines.append(vector_line(vectors))
+        indexing = health.get("keyword_index") or {}
+        if indexing.get("waiting"):  # rows stored before the context field, not yet in the keyword index
+            lines.append(f"  keyword index: {indexing['waiting']:,} older rows to index with their neighbours' text")
+        if indexing.get("error"):
+            lines.append(f"  keyword index: {indexing['error']}")
         for warning in health.get("warnings") or []:
             if warning not in shown_warnings:
                 lines.append(f"  settings warning: {warning}")
