@@ -13,6 +13,8 @@ a benchmark's words:
 - **time**: a query naming a time (`index.when`: "in March", "last week") lifts the rows stored in that
   window, by `TIME`, and the window's own best matches join the candidates (`window_filters`).
 
+A concept needs no prior: the concepts are a column of the full-text index that BM25 weighs twice.
+
 A prior multiplies a row's relevance (higher is better: a fused score, or minus BM25); rows without the
 field keep theirs. Summaries and prompts carry none of these fields and are left as they are. Each
 weight was measured on the LoCoMo dev split (tuned on conversations 1-3, checked on 4-5: `bench/README.md`).
@@ -88,7 +90,7 @@ class Priors:
             return scores
         fields = repository.prior_fields(conn, list(scores))
         lifted = dict(scores)
-        for row_id, (author, kind, created_at, read, modified, _concepts) in fields.items():
+        for row_id, (author, kind, created_at, read, modified) in fields.items():
             factor = self.factor(author, kind, created_at, _paths(read) + _paths(modified) if self.files else [])
             if factor != 1.0:  # (a candidate scored 0 by min-max fusion is lifted too, if only a little)
                 lifted[row_id] = scores[row_id] * factor + (factor - 1.0) * FLOOR

@@ -302,12 +302,12 @@ def newest_time(conn: sqlite3.Connection, project: str | None) -> str | None:
 
 
 def prior_fields(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
-    """id → (author, type, created_at, files read and modified, concepts) of these observations, the
-    fields a search's priors weigh (the lists as stored: JSON text)."""
+    """id → (author, type, created_at, files read, files modified) of these observations, the fields a
+    search's priors weigh (the lists as stored: JSON text)."""
     found: dict[int, tuple[Any, ...]] = {}
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
-        for row in conn.execute("SELECT id, author, type, created_at, files_read, files_modified, concepts"
+        for row in conn.execute("SELECT id, author, type, created_at, files_read, files_modified"
                                 f" FROM observations WHERE id IN ({', '.join('?' for _ in chunk)})", chunk):
             found[int(row[0])] = tuple(row[1:])
     return found
