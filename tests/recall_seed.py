@@ -63,27 +63,28 @@ def add_observation(
     conn: sqlite3.Connection, project: str, title: str, *, kind: str = "discovery", narrative: str | None = None,
     session_id: int | None = None, created_at: str | None = None, subtitle: str | None = None,
     concepts: tuple = (), files_read: tuple = (), files_modified: tuple = (), facts: tuple = (),
+    prompt_number: int | None = None,
 ) -> int:
     narrative = narrative or f"{title}. The change keeps the hook path fast and the store consistent."
     digest = hashlib.sha256(f"{session_id}|{title}|{narrative}".encode()).hexdigest()
     return conn.execute(
         "INSERT INTO observations (session_id, project, type, title, subtitle, narrative, facts, concepts,"
-        " files_read, files_modified, content_hash, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
+        " files_read, files_modified, content_hash, created_at, prompt_number)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')), ?)",
         (session_id, project, kind, title, subtitle, narrative, json.dumps(list(facts)), json.dumps(list(concepts)),
-         json.dumps(list(files_read)), json.dumps(list(files_modified)), digest, created_at),
+         json.dumps(list(files_read)), json.dumps(list(files_modified)), digest, created_at, prompt_number),
     ).lastrowid
 
 
 def add_summary(conn: sqlite3.Connection, session_id: int, project: str, created_at: str | None = None,
-                **fields: str) -> int:
+                prompt_number: int | None = None, **fields: str) -> int:
     values = {"request": "", "investigated": "", "learned": "", "completed": "", "next_steps": "", "notes": ""}
     values.update(fields)
     return conn.execute(
         "INSERT INTO summaries (session_id, project, request, investigated, learned, completed, next_steps, notes,"
-        " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
+        " created_at, prompt_number) VALUES (?, ?, ?, ?, ?, ?, ?, ?, coalesce(?, strftime('%Y-%m-%dT%H:%M:%fZ','now')), ?)",
         (session_id, project, values["request"], values["investigated"], values["learned"], values["completed"],
-         values["next_steps"], values["notes"], created_at),
+         values["next_steps"], values["notes"], created_at, prompt_number),
     ).lastrowid
 
 

@@ -43,8 +43,8 @@ def story(tmp_path):
         ("test", "Added a regression test with a 3 GB fixture", "It runs in the slow test job."),
         ("docs", "Wrote the release note", "Mentions the new chunk size setting."),
     ]):
-        ids[name] = add_observation(conn, APP, title, session_id=session, created_at=stamp(8 - n), narrative=narrative)
-        conn.execute("UPDATE observations SET prompt_number = 1 WHERE id = ?", (ids[name],))
+        ids[name] = add_observation(conn, APP, title, session_id=session, created_at=stamp(8 - n), narrative=narrative,
+                                    prompt_number=1)
     other = add_session(conn, "sess-other", APP, stamp(5))
     ids["other"] = add_observation(conn, APP, "Bumped the linter", session_id=other, created_at=stamp(4),
                                    narrative="Ruff 0.6 flags two new rules.")
@@ -108,9 +108,8 @@ def test_summaries_and_prompts_carry_their_turns_story(story):
     conn, _ids, _ = story
     session = conn.execute("SELECT id FROM sessions WHERE content_session_id = 'sess-story'").fetchone()[0]
     add_prompt(conn, session, 2, "now make the chunk size configurable", stamp(2))
-    summary = add_summary(conn, session, APP, stamp(1), request="configurable chunk size",
+    summary = add_summary(conn, session, APP, stamp(1), prompt_number=2, request="configurable chunk size",
                           learned="settings are read once at start", completed="added export_chunk_rows")
-    conn.execute("UPDATE summaries SET prompt_number = 2 WHERE id = ?", (summary,))
     context_field.settle(conn)
     # the summary is found by its turn's prompt; the first prompt by the one after it
     assert f"S{summary}" in refs(conn, "configurable", kinds=("summary",))

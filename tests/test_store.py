@@ -59,8 +59,7 @@ EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "pro
     f"{t}_team_tombstone" for t in ("sessions", "prompts", "observations", "summaries")} | {"sessions_team_changed"} | {
     f"{t}_change_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "update", "delete")} | {
     "sessions_change_delete", "changes_bounded", "observations_change_supersede"} | {
-    f"{t}_project_{op}" for t in ("sessions", "observations", "summaries") for op in ("insert", "delete", "move")} | {
-    f"{t}_context_move" for t in ("observations", "summaries", "prompts")}
+    f"{t}_project_{op}" for t in ("sessions", "observations", "summaries") for op in ("insert", "delete", "move")}
 EXPECTED_VIEWS = {f"{t}_{view}" for t in ("observations", "summaries", "prompts") for view in ("context", "search")}
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",

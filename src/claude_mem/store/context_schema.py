@@ -20,9 +20,10 @@ private or deleted does rewrite them: its text must leave their context.
 
 The context text is stored in `search_context` (kind 0 observation, 1 summary, 2 prompt), computed by
 the views `<table>_context` from the rows themselves, and kept current (with the index) by the triggers of
-each table on every write path. An edit, a delete (a forget), a prompt made private and a row moved to
-another turn rewrite, at once, the context of every row whose window they fall in: forgotten text cannot
-be found through a neighbour. An insert indexes the new row with the rows before it, and only queues the
+each table on every write path. An edit, a delete (a forget) and a prompt made private rewrite, at once,
+the context of every row whose window they fall in: forgotten text cannot be found through a neighbour.
+(No write path moves a row to another session or turn; the triggers are as short as they can be, since
+every connection — each hook's — parses the schema once.) An insert indexes the new row with the rows before it, and only queues the
 rows before it whose window it joins (`context_queue`): the worker rewrites them within a second
 (`store.context_field.refresh_queued`), off the write path. The FTS5 tables read their text from the
 views `<table>_search` (own columns and context).
@@ -81,14 +82,12 @@ def _refresh(table: str, kind: int, ids: str) -> str:
     """Recompute the stored context of the rows `ids` (an SQL list) of `table`, and re-index them with it.
     Inline in each trigger (no trigger on `search_context`): a statement then compiles only the indexes it
     writes, so a damaged index of one kind never stops a write of another."""
-    _kind, own, *_rest = _TABLES[table]
-    columns, t_own = ", ".join(own), ", ".join(f"t.{name}" for name in own)
-    indexed = f"FROM {table} t JOIN search_context c ON c.kind = {kind} AND c.row_id = t.id WHERE t.id IN ({ids})"
-    return (f"INSERT INTO {table}_fts ({table}_fts, rowid, {columns}, context) SELECT 'delete', t.id, {t_own}, c.text"
-            f" {indexed};\n"
+    columns = ", ".join((*_TABLES[table][1], "context"))
+    return (f"INSERT INTO {table}_fts ({table}_fts, rowid, {columns}) SELECT 'delete', * FROM {table}_search"
+            f" WHERE id IN ({ids});\n"
             f"UPDATE search_context SET text = (SELECT v.text FROM {table}_context v WHERE v.id = search_context.row_id)"
             f" WHERE kind = {kind} AND row_id IN ({ids});\n"
-            f"INSERT INTO {table}_fts (rowid, {columns}, context) SELECT t.id, {t_own}, c.text {indexed};")
+            f"INSERT INTO {table}_fts (rowid, {columns}) SELECT * FROM {table}_search WHERE id IN ({ids});")
 
 
 def _turn_refresh(row: str) -> str:
@@ -108,7 +107,6 @@ def _script(table: str) -> str:
             + (_TURN_PROMPT.format(piece=PIECE) if table != "prompts" else "") + ")")
     turn = {"new": _turn_refresh("new"), "old": _turn_refresh("old")} if table == "prompts" else {"new": "", "old": ""}
     changed = columns + (", private" if table == "prompts" else "")
-    turn_column = "prompt_number"  # (a row moved to another turn or session: rare, an import's repair)
     stored = f"SELECT c.text FROM search_context c WHERE c.kind = {kind} AND c.row_id"
     return f"""
         DROP TRIGGER IF EXISTS {table}_fts_insert;
@@ -142,13 +140,6 @@ def _script(table: str) -> str:
             INSERT INTO {table}_fts (rowid, {columns}, context)
                 SELECT new.id, {new}, c.text FROM search_context c WHERE c.kind = {kind} AND c.row_id = new.id;
             {_refresh(table, kind, _neighbours(table, window, order, "new"))}
-            {turn["new"]}
-        END;
-        CREATE TRIGGER {table}_context_move AFTER UPDATE OF session_id, {turn_column} ON {table} BEGIN
-            {_refresh(table, kind, "SELECT new.id")}
-            {_refresh(table, kind, _neighbours(table, window, order, "old"))}
-            {_refresh(table, kind, _neighbours(table, window, order, "new"))}
-            {turn["old"]}
             {turn["new"]}
         END;
         INSERT INTO search_fill (kind, below) SELECT {kind}, MAX(id) + 1 FROM {table} HAVING MAX(id) IS NOT NULL;
