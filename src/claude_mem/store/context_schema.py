@@ -22,10 +22,11 @@ The context text is stored in `search_context` (kind 0 observation, 1 summary, 2
 the views `<table>_context` from the rows themselves, and kept current (with the index) by the triggers of
 each table on every write path. An edit, a delete (a forget) and a prompt made private rewrite, at once,
 the context of every row whose window they fall in: forgotten text cannot be found through a neighbour.
-(No write path moves a row to another session or turn; the triggers are as short as they can be, since
-every connection — each hook's — parses the schema once.) An insert indexes the new row with the rows before it, and only queues the
-rows before it whose window it joins (`context_queue`): the worker rewrites them within a second
-(`store.context_field.refresh_queued`), off the write path. The FTS5 tables read their text from the
+An insert indexes the new row with the rows before it, and only queues the rows before it whose window
+it joins (`context_queue`): the worker rewrites them within a second
+(`store.context_field.refresh_queued`), off the write path. No write path moves a row to another session
+or turn, so no trigger watches for it: the triggers are as short as they can be, since every connection
+(each hook's) parses the schema once. The FTS5 tables read their text from the
 views `<table>_search` (own columns and context).
 
 **A row is in its full-text index exactly when it has a `search_context` row.** The migration itself
