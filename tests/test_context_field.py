@@ -141,6 +141,14 @@ def test_a_small_store_is_indexed_with_context_by_the_upgrade_itself(tmp_path):
     consistent(conn)
 
 
+def test_a_read_only_open_of_a_store_from_before_the_context_field_waits_for_nothing(tmp_path):
+    path = str(tmp_path / "claude-mem.db")
+    _legacy_store(path, sessions=1, per_session=2)
+    reader = db.connect_readonly(path)
+    assert reader is not None and not context_field.filling(reader)
+    reader.close()
+
+
 def test_a_large_store_is_indexed_newest_first_by_the_worker_while_search_goes_on(tmp_path, monkeypatch):
     path = str(tmp_path / "claude-mem.db")
     _legacy_store(path, sessions=6, per_session=5)

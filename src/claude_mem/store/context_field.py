@@ -103,8 +103,12 @@ def waiting(conn: sqlite3.Connection) -> int:
 
 
 def filling(conn: sqlite3.Connection) -> bool:
-    """True while rows stored before m017 wait to be indexed (one look-up)."""
-    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM search_fill)").fetchone()[0])
+    """True while rows stored before m017 wait to be indexed (one look-up; False on a read-only open of a
+    database from before m017, which has no such rows to wait for)."""
+    try:
+        return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM search_fill)").fetchone()[0])
+    except sqlite3.OperationalError:
+        return False
 
 
 def fill_small(conn: sqlite3.Connection) -> None:
