@@ -14,7 +14,6 @@ import _sqlite3 as sqlite3
 import os
 
 from claude_mem import paths
-from claude_mem.store import context_field
 from claude_mem.store.migrations import SCHEMA_VERSION
 from claude_mem.store.migrations import migrate as migrate_schema
 from claude_mem.store.transaction import transaction
@@ -92,6 +91,8 @@ def connect(path: str, busy_timeout_ms: int = WORKER_BUSY_MS, migrate: bool = Tr
         conn.execute("PRAGMA secure_delete = ON")
         if migrate and conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             if "m017_search_context" in migrate_schema(conn):
+                from claude_mem.store import context_field  # once, at the upgrade: not on every hook's path
+
                 context_field.fill_small(conn)
     except BaseException:
         conn.close()
