@@ -10,7 +10,7 @@ from claude_mem.index.query import SearchQuery
 from claude_mem.index.search import search
 from claude_mem.recall import forget as forgetting
 from claude_mem.store import context_field, db, migrations
-from claude_mem.store.search import own_columns
+from claude_mem.store.context import own_text
 from claude_mem.worker.context_fill import ContextFillService
 from recall_seed import add_observation, add_prompt, add_session, add_summary, stamp
 
@@ -220,10 +220,10 @@ def test_the_worker_service_keeps_contexts_current_within_a_second(tmp_path):
     conn.close()
 
 
-def test_own_columns_expression_is_valid_fts(story):
+def test_own_text_expression_is_valid_fts(story):
     conn, ids, _ = story
     rows = conn.execute("SELECT rowid FROM observations_fts WHERE observations_fts MATCH ?",
-                        (own_columns("observations", '"MemoryError"'),)).fetchall()
+                        (own_text('"MemoryError"'),)).fetchall()
     assert rows == [(ids["cause"],)]
     with pytest.raises(sqlite3.OperationalError):
         conn.execute("SELECT rowid FROM observations_fts WHERE observations_fts MATCH ?", ("{nope} : x",)).fetchall()

@@ -5,7 +5,7 @@ import sqlite3
 import pytest
 
 from claude_mem.store import db, migrations
-from claude_mem.store.search import own_columns
+from claude_mem.store.context import own_text
 
 EXPECTED_TABLES = {
     "schema_migrations": ["version", "name", "applied_at"],
@@ -186,7 +186,7 @@ def add_session(conn, key="s1", project="/p") -> int:
 def fts_ids(conn, table: str, query: str) -> list[int]:
     """The rows whose own text (not their neighbours', the `context` column of m017) matches `query`."""
     return [r[0] for r in conn.execute(f"SELECT rowid FROM {table}_fts WHERE {table}_fts MATCH ? ORDER BY rowid",
-                                       (own_columns(table, query),))]
+                                       (own_text(query),))]
 
 
 def test_observation_fts_stays_in_sync(conn):

@@ -6,6 +6,9 @@ Stdlib only and import-light (no typing, dataclasses or datetime at import): the
 
 import time
 
+if False:  # for the type checker only: `datetime` stays off the hook path
+    from datetime import datetime
+
 # -- errors -----------------------------------------------------------------------------------------
 
 
@@ -43,6 +46,17 @@ def iso_from(moment: object) -> str:
 
     assert isinstance(moment, datetime)
     return iso(moment.timestamp())
+
+
+def stored_time(stamp: object) -> "datetime | None":
+    """A stored timestamp (`2026-11-20T08:00:00.000Z`) as an aware UTC datetime; None when it does not parse."""
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def parse_time(text: str, end_of_day: bool = False, now: "object | None" = None) -> str:

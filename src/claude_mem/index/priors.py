@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
-from claude_mem.domain import iso_from
+from claude_mem.domain import iso_from, stored_time
 from claude_mem.index import fts
 from claude_mem.store import Store
 from claude_mem.store import search as repository
@@ -138,7 +138,7 @@ def _window(conn: Store, text: str, filters: SearchFilters, now: datetime) -> tu
     from claude_mem.index import when  # noqa: PLC0415 - the time parser, for a query that has text
 
     newest = repository.newest_time(conn, filters.project)
-    latest = _moment(newest) if newest else None
+    latest = stored_time(newest) if newest else None
     hint = when.time_hint(text, now, latest)
     if hint is None:
         return None, None, ""
@@ -154,13 +154,6 @@ def _window(conn: Store, text: str, filters: SearchFilters, now: datetime) -> tu
     return hint.since, hint.until, hint.phrase
 
 
-def _moment(stamp: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def _shifted(stamp: str, days: float) -> str:
-    moment = _moment(stamp)
+    moment = stored_time(stamp)
     return stamp if moment is None else iso_from(moment + timedelta(days=days))

@@ -11,11 +11,11 @@ exist and how to search them.
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
+from datetime import datetime
 
 from claude_mem import project as projects
 from claude_mem import settings
-from claude_mem.domain import utc_now
+from claude_mem.domain import stored_time, utc_now
 from claude_mem.recall import freshness
 from claude_mem.recall.sanitize import clean, estimate_tokens
 from claude_mem.runtime import discovery, mcp_names, observer_choice
@@ -50,13 +50,8 @@ FULL_SOURCES = ("startup", "clear", "compact", "fork")
 
 def local_time(stamp: str) -> datetime | None:
     """A stored UTC timestamp in the local time zone; None when it does not parse."""
-    try:
-        moment = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone()
+    moment = stored_time(stamp)
+    return None if moment is None else moment.astimezone()
 
 
 def observer_name(data_dir: str, values: dict[str, Any]) -> str:

@@ -31,6 +31,15 @@ def _marks(values: list[int]) -> str:
     return ", ".join("?" for _ in values)
 
 
+def _index(conn: sqlite3.Connection, table: str, ids: list[int], delete: bool = False) -> None:
+    """Add rows `ids` of `table` to its full-text index as its search view reads them (own columns and the
+    stored context), or with `delete` take them out as they were added; rows with no context are not in it."""
+    columns = ", ".join(INDEXED[table])
+    command = (f"{table}_fts, ", "'delete', ") if delete else ("", "")
+    conn.execute(f"INSERT INTO {table}_fts ({command[0]}rowid, {columns}) SELECT {command[1]}id, {columns}"
+                 f" FROM {table}_search WHERE id IN ({_marks(ids)})", ids)
+
+
 def fill(conn: sqlite3.Connection, batch: int | None = None) -> int:
     """Index up to `batch` rows of each kind stored before m017 (newest first), in one transaction;
     returns how many were indexed (0 with `waiting` 0: all done)."""
@@ -43,11 +52,9 @@ def fill(conn: sqlite3.Connection, batch: int | None = None) -> int:
                 f" FROM {table} t WHERE id < ? ORDER BY id DESC LIMIT ?", (kind, below, batch)).fetchall()
             ids = [row_id for row_id, indexed in rows if not indexed]
             if ids:
-                columns = ", ".join(INDEXED[table])
                 conn.execute(f"INSERT INTO search_context (kind, row_id, text) SELECT ?, v.id, v.text"
                              f" FROM {table}_context v WHERE v.id IN ({_marks(ids)})", (kind, *ids))
-                conn.execute(f"INSERT INTO {table}_fts (rowid, {columns}) SELECT id, {columns} FROM {table}_search"
-                             f" WHERE id IN ({_marks(ids)})", ids)
+                _index(conn, table, ids)
                 done += len(ids)
             if len(rows) < batch:
                 conn.execute("DELETE FROM search_fill WHERE kind = ?", (kind,))
@@ -67,15 +74,12 @@ def refresh_queued(conn: sqlite3.Connection, batch: int | None = None) -> int:
             ids = [row_id for queued_kind, row_id in queued if queued_kind == kind]
             if not ids:
                 continue
-            columns = ", ".join(INDEXED[table])
             marks = _marks(ids)
             # only rows in the index (a row waiting for `fill` gets its whole context then)
-            conn.execute(f"INSERT INTO {table}_fts ({table}_fts, rowid, {columns}) SELECT 'delete', id, {columns}"
-                         f" FROM {table}_search WHERE id IN ({marks})", ids)
+            _index(conn, table, ids, delete=True)
             conn.execute(f"UPDATE search_context SET text = (SELECT v.text FROM {table}_context v"
                          f" WHERE v.id = search_context.row_id) WHERE kind = ? AND row_id IN ({marks})", (kind, *ids))
-            conn.execute(f"INSERT INTO {table}_fts (rowid, {columns}) SELECT id, {columns} FROM {table}_search"
-                         f" WHERE id IN ({marks})", ids)
+            _index(conn, table, ids)
             conn.execute(f"DELETE FROM context_queue WHERE kind = ? AND row_id IN ({marks})", (kind, *ids))
             done += len(ids)
     return done

@@ -16,8 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from claude_mem.domain import MAX_ROW_ID
-from claude_mem.store.context import CONTEXT_WEIGHT, OBSERVATION_WEIGHTS
-from claude_mem.store.migrations import FTS_COLUMNS
+from claude_mem.store.context import CONTEXT_WEIGHT, OBSERVATION_WEIGHTS, own_text
 from claude_mem.store.rows import SearchHit
 
 SUMMARY_WEIGHTS = f"4.0, 1.0, 2.0, 2.0, 1.0, 1.0, {CONTEXT_WEIGHT}"
@@ -263,7 +262,7 @@ def add_snippets(conn: sqlite3.Connection, expression: str, items: list[Hit], ma
         ids = [item["id"] for item in items if item["kind"] == kind]
         if not ids:
             continue
-        own = own_columns(table, expression)  # a snippet quotes the row's own text, never its neighbours'
+        own = own_text(expression)  # a snippet quotes the row's own text, never its neighbours'
         marks = ", ".join("?" for _ in ids)
         make = f"snippet({table}, {column}, '[', ']', '…', 12)"
         if matches is not None and matches <= SNIPPETS_IN_ONE_PASS:
@@ -276,11 +275,6 @@ def add_snippets(conn: sqlite3.Connection, expression: str, items: list[Hit], ma
         for item in items:
             if item["kind"] == kind and found.get(item["id"]):
                 item["snippet"] = found[item["id"]]
-
-
-def own_columns(table: str, expression: str) -> str:
-    """`expression` matched against the row's own columns of `table`'s index only (not `context`)."""
-    return "{" + " ".join(FTS_COLUMNS[table.removesuffix("_fts")]) + "} : (" + expression + ")"
 
 
 def known_authors(conn: sqlite3.Connection, cap: int = 200) -> list[str]:
