@@ -42,7 +42,7 @@ def require_executable(name: str) -> str:
 def isolated_env(tmp_path, monkeypatch):
     """Point the data dir and HOME at temp dirs and drop any CLAUDE_MEM_* or Claude Code vars."""
     for name in list(os.environ):
-        if name.startswith(("CLAUDE_MEM_", "CLAUDE_PLUGIN_")) or name in ("CLAUDE_PROJECT_DIR", "CLAUDECODE"):
+        if name.startswith(("CLAUDE_MEM_", "CLAUDE_PLUGIN_")) or name in ("CLAUDE_MEM", "CLAUDE_PROJECT_DIR", "CLAUDECODE"):
             monkeypatch.delenv(name, raising=False)
     data_dir = tmp_path / "data"
     home = tmp_path / "home"

@@ -141,6 +141,10 @@ def cli(ctx: click.Context) -> None:
     into short observations, and every new session starts with an index of what was learned.
 
     Data lives in ~/.claude-mem-py (set CLAUDE_MEM_DATA_DIR to move it).
+
+    One session without memory: start Claude Code with CLAUDE_MEM=off (nothing stored or shown),
+    CLAUDE_MEM=read (memory shown, nothing of the session stored) or CLAUDE_MEM=write (stored, no
+    memory shown); any other value is taken as off. A whole project: `claude-mem projects exclude`.
     """
     paths.private_files()
     if ctx.invoked_subcommand not in NO_STALE_CHECK:

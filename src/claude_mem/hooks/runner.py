@@ -13,6 +13,7 @@ import sys
 from claude_mem import paths, settings
 from claude_mem.capture import diagnostics, payload
 from claude_mem.fastpath import jsontext, patterns
+from claude_mem.runtime import switch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,7 +43,11 @@ HOOK_INTRO = (
     "always exits 0 and prints nothing but its JSON; bad input is logged to logs/hooks.log and a "
     "cleaned copy kept in quarantine/. When the database is busy for more than 250 ms the event "
     "is written to spool/ and the worker picks it up later. Projects matching excluded_projects "
-    "are never captured."
+    "are never captured.\n\n"
+    "One switch per session, CLAUDE_MEM in Claude Code's environment (e.g. `CLAUDE_MEM=off claude`): "
+    "off (also 0, false, no) stores and shows nothing; read shows memory and stores nothing of the "
+    "session; write stores the session and shows no memory; unset, on, 1, true: both. Any other "
+    "value is taken as off."
 )
 
 
@@ -71,8 +76,9 @@ def _after_capture(hook: str, data_dir: str, config: "dict[str, Any]") -> None:
     ensure_worker(data_dir, config)
 
 
-def handle(hook: str, raw: bytes, env: "dict[str, Any]") -> int:
-    """Process one hook call; always returns 0."""
+def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> int:
+    """Process one hook call; always returns 0. Without `shows` (`CLAUDE_MEM=write`) the session-start and
+    user-prompt hooks capture and print no memory."""
     from claude_mem.store import intake
 
     data_dir = settings.data_dir()
@@ -86,6 +92,13 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]") -> int:
     try:
         if hook in ("session-start", "user-prompt"):
             _after_capture(hook, data_dir, config)
+        if not shows:
+            from claude_mem.hooks.switched import write_output
+
+            written = write_output(hook, env)
+            if written:
+                _stdout(written)
+            return 0
         if hook == "session-start":
             from claude_mem.hooks.session_start import build_output
 
@@ -134,6 +147,9 @@ def run_from_argv(argv: list[str]) -> int:
     hook = argv[0]
     if os.environ.get("CLAUDE_MEM_OBSERVER_CHILD"):
         return 0  # inside our own observer's Claude Code child: never capture the observer itself
+    chosen = switch.mode(os.environ)
+    if chosen not in (switch.ON, switch.WRITE):  # before anything is read, opened or handed over
+        return _not_captured(hook, chosen)
     if hook not in payload.HOOK_EVENTS:
         _stderr(hook, f"unknown hook (known: {', '.join(payload.HOOK_EVENTS)}); nothing captured")
         try:  # a misconfigured hook still loses nothing: its input goes to quarantine
@@ -159,14 +175,43 @@ def run_from_argv(argv: list[str]) -> int:
         for message in messages:
             _stderr(hook, message)
         return 0
-    return handle_safely(hook, raw, env)
+    return handle_safely(hook, raw, env, switch.shows(chosen))
 
 
-def handle_safely(hook: str, raw: bytes, env: "dict[str, Any]") -> int:
+def _not_captured(hook: str, chosen: str) -> int:
+    """A hook of a session that stores nothing (`CLAUDE_MEM=off` or `read`): reads its stdin, writes no
+    file at all, and prints the session-start message (`off`) or memory from a read-only store (`read`)."""
+    try:
+        raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
+    except Exception:  # noqa: BLE001 - a hook must never fail Claude Code
+        raw = b""
+    problem = switch.problem(os.environ)
+    if problem and hook == "session-start":  # once a session, where the user sees hooks' output
+        _stderr(hook, problem)
+    if hook not in payload.HOOK_EVENTS:
+        return 0
+    from claude_mem.hooks import switched
+
+    env = dict(os.environ)
+    if chosen == switch.OFF:
+        output = switched.off_output(hook, env)
+    else:
+        try:
+            output, messages = switched.read_output(hook, raw, env)
+        except Exception as exc:  # noqa: BLE001 - busy, damaged: nothing shown, and nothing written to say so
+            output, messages = None, [f"memory not shown ({type(exc).__name__}); nothing stored (CLAUDE_MEM=read)"]
+        for message in messages:
+            _stderr(hook, message)
+    if output:
+        _stdout(output)
+    return 0
+
+
+def handle_safely(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> int:
     """`handle`, and on any internal error a log line and a quarantine copy: no input just vanishes.
     Then, the capture being durable, the patterns it compiled go to the cache for the next hook."""
     try:
-        return handle(hook, raw, env)
+        return handle(hook, raw, env, shows)
     except Exception as exc:  # noqa: BLE001 - a hook must never fail Claude Code
         try:
             data_dir = settings.data_dir()

@@ -6,6 +6,9 @@ the memory holds for this project, what waits in the queue, what failed, and the
 
     memory: 128 notes · 3 queued · observer claude
 
+With `CLAUDE_MEM=off` in the session's environment it says memory is off (and reads nothing);
+`read` and `write` add `read-only` or `write-only` to the line.
+
 It never fails and never waits: unreadable input means the current directory, a busy or missing
 database means "memory: starting", and the exit code is always 0.
 
@@ -28,7 +31,7 @@ import time
 
 from claude_mem import paths, settings
 from claude_mem.fastpath import files, jsontext
-from claude_mem.runtime import discovery
+from claude_mem.runtime import discovery, switch
 
 BUSY_MS = 20
 MAX_INPUT = 1_000_000
@@ -129,6 +132,9 @@ def counts(raw: bytes, data_dir: str) -> tuple[int, int, int] | str:
 
 def line(raw: bytes, data_dir: str | None = None) -> str:
     """The status line for the session described by `raw` (Claude Code's statusLine JSON)."""
+    chosen = switch.mode(os.environ)
+    if chosen == switch.OFF:  # the session reads nothing: neither does its status line
+        return f"memory: off for this session ({switch.label()})"
     data_dir = data_dir or settings.data_dir()
     found = counts(raw, data_dir)
     if isinstance(found, str):
@@ -142,6 +148,8 @@ def line(raw: bytes, data_dir: str | None = None) -> str:
     info = discovery.read_info(data_dir)
     running = info is not None and discovery.pid_alive(info.get("pid"))
     parts.append(f"observer {_observer(data_dir, info)}" if running and info is not None else "worker stopped")
+    if chosen != switch.ON:
+        parts.append(f"{'read-only' if chosen == switch.READ else 'write-only'} ({switch.label()})")
     return " · ".join(parts)
 
 
@@ -182,7 +190,8 @@ def run(argv: list[str]) -> int:
 USAGE = """Usage: claude-mem statusline
 
   One short line for Claude Code's status bar: the notes stored for this project, what waits in
-  the queue, failures, and the observer. Reads Claude Code's statusLine JSON on stdin (optional).
+  the queue, failures, and the observer. Says when CLAUDE_MEM makes the session read-only,
+  write-only or off. Reads Claude Code's statusLine JSON on stdin (optional).
   Add to ~/.claude/settings.json:
 
     "statusLine": {"type": "command", "command": "claude-mem statusline"}

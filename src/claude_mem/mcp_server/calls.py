@@ -6,7 +6,9 @@ many calls in a session: each thread keeps its connection between calls (opening
 than a keyword search at 1k rows), reopened when the database file is replaced (a restore or a
 repair) or after a call failed on it. A search by meaning is asked of the running worker, which holds
 the model (`recall.by_meaning`: started as the hooks start it; without one, this process searches
-by meaning where it can, else by keyword), and the first line of the answer says when it was not.
+by meaning where it can, else by keyword), and the first line of the answer says when it was not. A session started with
+`CLAUDE_MEM=off` or `write` (the server inherits Claude Code's environment) is answered only that
+memory is off for it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from claude_mem.index.query import SearchQuery
 from claude_mem.mcp_server import answers
 from claude_mem.recall import by_meaning
 from claude_mem.recall.common import RecallError
+from claude_mem.runtime import switch
 from claude_mem.store import DatabaseError, Store
 from claude_mem.store import projects as store_projects
 
@@ -92,6 +95,8 @@ def opened() -> Iterator[Store | None]:
 
 
 def _answer(produce: Callable[[Store], str]) -> str:
+    if not switch.shows(switch.mode()):  # CLAUDE_MEM=off or write in the session's environment: no memory
+        return switch.off_message()
     with opened() as conn:
         return answers.EMPTY_STORE if conn is None else produce(conn)
 

@@ -51,8 +51,11 @@ class RequestError(Exception):
 def instructions() -> str:
     """The workflow the server states at `initialize`, with the tools named as Claude Code names them here
     (the plugin's `mcp__plugin_…__`, or `mcp__memory__` where `claude-mem install` registered the server)."""
+    from claude_mem.runtime import switch
     from claude_mem.runtime.mcp_names import tool_prefix
 
+    if not switch.shows(switch.mode()):
+        return f"claude-mem: {switch.off_message()}; its tools answer only that."
     prefix = tool_prefix(os.environ)
     return f"""\
 claude-mem is the persistent memory of this project: observations that earlier Claude Code \

@@ -45,6 +45,7 @@ MIN_WORDS = 1.8
 # The embedding reads ~256 tokens; the rest of a long prompt only adds keyword noise.
 MAX_PROMPT_CHARS = 2000
 RELATED_PATH = "/api/related"
+MAX_RELATED = 100  # the most matches `POST /api/related` gives
 
 
 def unique_word_weight(indexed: int) -> float:
@@ -152,11 +153,14 @@ def render(rows: list[dict[str, Any]], budget_tokens: int) -> tuple[str, list[in
 
 
 def user_prompt(payload: dict[str, Any], data_dir: str | None = None, values: dict[str, Any] | None = None,
-                env: dict[str, str] | None = None, conn: Store | None = None) -> dict[str, Any] | None:
+                env: dict[str, str] | None = None, conn: Store | None = None,
+                exclude: set[int] | None = None) -> dict[str, Any] | None:
     """The user-prompt hook's stdout JSON, or None when the feature is off or nothing matches well.
 
     `payload` holds `prompt`, `cwd` and `session_id`; `conn`, when given, is the hook's writable
     connection (what is added gets recorded as shown); otherwise a read-only one is opened.
+    `exclude`: the ids to leave out instead of what the session was shown (`CLAUDE_MEM=read` records
+    nothing, so it passes what its index lists).
     """
     data_dir = data_dir or settings.data_dir()
     config: dict[str, Any] = values if values is not None else settings.load(data_dir)
@@ -167,10 +171,16 @@ def user_prompt(payload: dict[str, Any], data_dir: str | None = None, values: di
     session = str(payload.get("session_id") or "")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
     project = str(payload.get("project") or "") or store_projects.project_here(conn, cwd, env)
-    rows = ask_worker(data_dir, project, prompt, session, limit, int(config.get("prompt_context_timeout_ms") or 0) / 1000)
+    timeout = int(config.get("prompt_context_timeout_ms") or 0) / 1000
+    if exclude is None:
+        rows = ask_worker(data_dir, project, prompt, session, limit, timeout)
+    else:
+        # the worker leaves out only what a session was shown: ask for more and leave `exclude` out here
+        rows = ask_worker(data_dir, project, prompt, "", min(limit + len(exclude), MAX_RELATED), timeout)
+        rows = None if rows is None else [row for row in rows if row["id"] not in exclude][:limit]
     try:
         if rows is None:
-            rows = _search_here(conn, data_dir, project, prompt, session, limit)
+            rows = _search_here(conn, data_dir, project, prompt, session, limit, exclude)
         rows = _freshen(conn, data_dir, project, str(cwd), rows, config)
         text, ids = render(rows, int(config.get("prompt_context_tokens") or 0))
         if conn is not None and session and ids:
@@ -209,14 +219,16 @@ def _freshen(conn: Store | None, data_dir: str, project: str, cwd: str, rows: li
 
 
 def _search_here(conn: Store | None, data_dir: str, project: str, prompt: str, session: str,
-                 limit: int) -> list[dict[str, Any]]:
-    """`keyword_matches` in this process, on `conn` or a read-only connection of its own."""
+                 limit: int, exclude: set[int] | None = None) -> list[dict[str, Any]]:
+    """`keyword_matches` in this process, on `conn` or a read-only connection of its own, without
+    `exclude` (by default: what the session was shown)."""
     try:
         reader = conn if conn is not None else store.open(data_dir, readonly=True, busy_timeout_ms=store.HOOK_BUSY_MS)
     except store.NoDatabase:
         return []
     try:
-        exclude = store_context.shown_ids(reader, session) if session else set()
+        if exclude is None:
+            exclude = store_context.shown_ids(reader, session) if session else set()
         return keyword_matches(reader, project, prompt, exclude, limit)
     finally:
         if reader is not conn:
