@@ -1,7 +1,9 @@
 """Helpers for the MCP tests: a seeded store, calls through a real MCP client."""
 
 import asyncio
+import json
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 from mcp import Client
@@ -37,6 +39,18 @@ def seed(data_dir: object, project: str, other: str) -> dict[str, Any]:
     finally:
         conn.close()
     return {"ids": ids, "others": others, "detailed": detailed, "summary": summary, "prompt": prompt}
+
+
+def seeded_claude_home(data_dir: object, tmp_path: Path, allowed: str) -> tuple[Path, Path, dict[str, Any]]:
+    """(project `shop`, HOME, what `seed` stored) for a real `claude -p` run whose user settings allow tool
+    `allowed` (-p mode refuses a tool that is not allowed)."""
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    seeded = seed(data_dir, str(project), str(tmp_path / "billing"))
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": [allowed]}}))
+    return project, home, seeded
 
 
 async def _call(name: str, arguments: dict[str, Any]) -> CallToolResult:

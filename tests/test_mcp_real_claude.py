@@ -9,22 +9,16 @@ import pytest
 
 from claude_support import run_claude
 from fakes.anthropic_api import FakeAnthropic
-from mcp_support import seed
+from mcp_support import seeded_claude_home
 
 PREFIX = "mcp__plugin_persistent-memory_memory__"
 
 
 @pytest.mark.slow
 def test_claude_code_offers_and_calls_the_memory_tools(data_dir, tmp_path):
-    project = tmp_path / "shop"
-    (project / ".git").mkdir(parents=True)
-    seeded = seed(data_dir, str(project), str(tmp_path / "billing"))
     # The plugin runs `python3 scripts/mcp_server.py` with whichever python3 is on PATH: the standard
     # library is all the server needs, no venv.
-    # -p mode refuses a tool that is not allowed; the user's settings allow ours.
-    home = tmp_path / "home"
-    (home / ".claude").mkdir(parents=True)
-    (home / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": [PREFIX + "search"]}}))
+    project, home, seeded = seeded_claude_home(data_dir, tmp_path, PREFIX + "search")
     with FakeAnthropic() as fake:
         # Claude Code may send its first requests before the MCP server has connected (a slow start
         # under load): the model works, a second per step, until the tools are offered, then searches.

@@ -34,11 +34,38 @@ def _cwd_of(body: dict[str, Any]) -> str:
 
 SEARCH_TOOL = "mcp__plugin_persistent-memory_memory__search"
 MAX_WAITS = 60
+# What the session-start context tells the model to do when the memory tools are deferred (recall/context.py)
+TOOL_SEARCH_HINT = re.compile(r"call ToolSearch with query `(select:[^`]+)`")
 
 
-def scenario(first_user_text: str, cwd: str, offered: frozenset[str] = frozenset(), called: tuple[str, ...] = ()) -> list[ToolStep]:
+def _deferred_listed(request_text: str, name: str) -> bool:
+    """Whether Claude Code lists `name` among its deferred tools (one name a line) in this request."""
+    return f"\\n{name}\\n" in request_text or f"\n{name}\n" in request_text
+
+
+def _through_tool_search(words: str, request_text: str, called: tuple[str, ...]) -> list[ToolStep]:
+    """A model that reaches deferred memory tools as the injected context says: it reads the `select:` query
+    from the context, loads the tools with ToolSearch, then searches. It works (a second per step) until
+    Claude Code lists the tools, as a slow MCP start allows; no hint in the context: no tool call at all."""
+    hint = TOOL_SEARCH_HINT.search(request_text)
+    if hint is None:
+        return []
+    pause = ToolStep("Bash", {"command": "sleep 1", "description": "Work for a second"})
+    waited = called.count("Bash")
+    if "ToolSearch" not in called and not _deferred_listed(request_text, SEARCH_TOOL) and waited < MAX_WAITS:
+        return [pause] * (waited + 1)
+    return [pause] * waited + [ToolStep("ToolSearch", {"query": hint.group(1), "max_results": 5}),
+                               ToolStep(SEARCH_TOOL, {"query": words})]
+
+
+def scenario(first_user_text: str, cwd: str, offered: frozenset[str] = frozenset(), called: tuple[str, ...] = (),
+             request_text: str = "") -> list[ToolStep]:
     """Tool steps for a conversation, chosen by a phrase in its first user message (`offered`: the
-    tools of the current request; `called`: the tools called so far, for scenarios that adapt)."""
+    tools of the current request; `called`: the tools called so far, for scenarios that adapt;
+    `request_text`: the whole request as JSON, system prompt and injected context included)."""
+    match = re.search(r"reach memory as the context says and look up ([\w ]+)", first_user_text)
+    if match:
+        return _through_tool_search(match.group(1).strip(), request_text, called)
     match = re.search(r"wait for the memory tools, then search memory for ([\w ]+)", first_user_text)
     if match:  # a model at work (a second per step) until Claude Code offers the tool, as a slow MCP start allows
         search = ToolStep(SEARCH_TOOL, {"query": match.group(1).strip()})
@@ -95,7 +122,7 @@ class FakeAnthropic(FakeServer):
         called = tuple(str(block.get("name")) for m in messages if m.get("role") == "assistant"
                        and isinstance(m.get("content"), list) for block in m["content"]
                        if isinstance(block, dict) and block.get("type") == "tool_use")
-        steps = scenario(first, _cwd_of(body), offered, called) if tools else []
+        steps = scenario(first, _cwd_of(body), offered, called, json.dumps(body)) if tools else []
         if done < len(steps):
             step = steps[done]
             block = {"type": "tool_use", "id": f"toolu_fake{next(self.counter):06d}", "name": step.name, "input": step.input}

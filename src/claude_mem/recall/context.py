@@ -114,19 +114,25 @@ def _summary_lines(conn: Store, key: str, since: str | None) -> list[str]:
     return lines if len(lines) > 2 else []
 
 
+# Claude Code (2.1.33x) defers MCP tools behind ToolSearch: until selected they are not in the model's tool
+# list, and `select:` with their full names loads them in one call.
+TOOL_SEARCH_QUERY = f"select:{SEARCH_TOOL},{TIMELINE_TOOL},{GET_TOOL}"
+
+
 def _details_lines() -> list[str]:
     return [
         "",
         "## Details on demand",
         f"Find observations by keywords: {SEARCH_TOOL}; what happened around one: {TIMELINE_TOOL};"
-        f" full text of chosen ids: {GET_TOOL}. Fetch only what the task needs.",
+        f" full text of chosen ids: {GET_TOOL}. Fetch only what the task needs."
+        f" If these tools are not loaded, first call ToolSearch with query `{TOOL_SEARCH_QUERY}`.",
     ]
 
 
 def _overflow_line(hidden: int) -> str:
     return (
         f"{hidden} older observation(s) are not listed above; find them with {SEARCH_TOOL}"
-        " or `claude-mem search QUERY`."
+        " (loaded as said above) or `claude-mem search QUERY`."
     )
 
 
