@@ -79,7 +79,7 @@ def snapshot(data_dir) -> dict[str, str]:
 def seeded(data_dir, key: str) -> tuple[int, int]:
     """A store with filler notes and two about zebra certificates: (older id, newest id)."""
     conn = db.connect(db.db_path(str(data_dir)))
-    session = add_session(conn, "earlier-session", key)
+    session = add_session(conn, f"earlier-session-{key}", key)
     for n in range(20):
         add_observation(conn, key, f"Filler observation {n} about the parser and the queue", session_id=session,
                         created_at=f"2026-11-01T10:{n:02d}:00.000Z")
