@@ -4,15 +4,17 @@
   only a `systemMessage` telling the user, the others print nothing.
 - `read`: the session-start index and per-prompt memory are shown from a read-only connection and
   nothing is written: no session, prompt, event or `shown` row, no quarantine copy, no worker started.
-  Per-prompt memory cannot know what this session was shown, so it leaves out what its index lists.
+  Per-prompt memory cannot know what this session was shown, so it leaves out what its index lists
+  (the newest `context_observations` the index is drawn from).
 - `write`: captured as usual (the runner's own path); `write_output` is what the two hooks that
   would show memory print instead.
 """
 
 from __future__ import annotations
 
-from claude_mem import settings
+from claude_mem import paths, settings
 from claude_mem.capture import payload
+from claude_mem.fastpath import patterns
 from claude_mem.runtime import switch
 
 if False:  # for the type checker only: `typing` stays off the hook path
@@ -38,9 +40,10 @@ def read_output(hook: str, raw: bytes, env: dict[str, Any]) -> tuple[dict[str, A
     """(what the hook prints, its stderr lines) under `read`: memory shown, nothing written."""
     if hook not in ("session-start", "user-prompt"):
         return None, []
+    data_dir = settings.data_dir()
+    patterns.use_cache(patterns.cache_file(paths.cache_dir(data_dir)))  # read: the cache is written only by `save`
     try:
         incoming = payload.decode(raw)
-        data_dir = settings.data_dir()
         config = settings.load(data_dir)
         record = payload.capture_record(hook, incoming, config, env)  # excluded projects, private prompts
     except payload.Unregistered:
@@ -50,7 +53,6 @@ def read_output(hook: str, raw: bytes, env: dict[str, Any]) -> tuple[dict[str, A
     if record["private"]:
         return None, []
     from claude_mem import store
-    from claude_mem.recall import context
     from claude_mem.store import projects
 
     try:
@@ -61,6 +63,8 @@ def read_output(hook: str, raw: bytes, env: dict[str, Any]) -> tuple[dict[str, A
         key = projects.resolve(reader, str(record["project"]), record.get("remote"))
         session = str(record["content_session_id"])
         if hook == "session-start":
+            from claude_mem.recall import context
+
             source = incoming.get("source")
             result = context.for_session(reader, key, source if isinstance(source, str) else "startup", session,
                                          config, data_dir)
@@ -71,10 +75,14 @@ def read_output(hook: str, raw: bytes, env: dict[str, Any]) -> tuple[dict[str, A
         if not config["prompt_context"] or reader is None:
             return None, []
         from claude_mem.recall.prompt_context import user_prompt
+        from claude_mem.store import context as store_context
 
-        listed = context.for_session(reader, key, "startup", None, config, data_dir)["ids"]
+        # what the session-start index draws its rows from (it lists these, or the newest of them that fit
+        # its budget): one indexed query, where building the index itself would cost this hook ~1/4 more
+        listed = {int(row[0]) for row in store_context.index_rows(
+            reader, key, None, max(int(config.get("context_observations") or 0), 0))}
         related = user_prompt({"prompt": record["payload"].get("prompt"), "cwd": str(record["cwd"] or ""),
-                               "session_id": "", "project": key}, data_dir, config, env, None, exclude=set(listed))
+                               "session_id": "", "project": key}, data_dir, config, env, None, exclude=listed)
         return related, []
     finally:
         if reader is not None:
