@@ -249,3 +249,31 @@ def test_the_status_line_says_off_read_only_or_write_only(data_dir, project):
     assert statusline(cwd, "read").startswith("memory: 22 notes") and "read-only (CLAUDE_MEM=read)" in statusline(cwd, "read")
     assert "write-only (CLAUDE_MEM=write)" in statusline(cwd, "write")
     assert "only" not in statusline(cwd, "on")
+
+
+def test_read_with_a_damaged_database_shows_nothing_says_why_and_writes_nothing(data_dir, project):
+    cwd, _key = project
+    os.makedirs(data_dir)
+    with open(os.path.join(data_dir, "claude-mem.db"), "wb") as handle:
+        handle.write(b"this is not a database" * 100)
+    before = snapshot(data_dir)
+    for hook, payload in session_payloads(cwd)[:2]:
+        done = run_hook(hook, payload, env={switch.VARIABLE: "read"})
+        assert done.returncode == 0 and not done.stdout, done.stdout
+        assert b"memory not shown (" in done.stderr and b"Traceback" not in done.stderr
+    assert snapshot(data_dir) == before
+
+
+def test_read_honours_excluded_projects_and_private_prompts(data_dir, project):
+    cwd, key = project
+    seeded(data_dir, key)
+    payloads = dict(session_payloads(cwd)[:2])
+    private = {**payloads["user-prompt"], "prompt": "<private>zebra certificates rotation</private>"}
+    env = {switch.VARIABLE: "read", "CLAUDE_MEM_CONTEXT_OBSERVATIONS": "1"}
+    done = run_hook("user-prompt", private, env=env)
+    assert done.returncode == 0 and not done.stdout
+    public = run_hook("user-prompt", {**private, "prompt": "zebra certificates rotation"}, env=env)
+    assert b"Zebra certificates expire" in public.stdout  # the same words, not private: shown
+    for hook, payload in payloads.items():
+        done = run_hook(hook, payload, env={switch.VARIABLE: "read", "CLAUDE_MEM_EXCLUDED_PROJECTS": key})
+        assert done.returncode == 0 and not done.stdout, (hook, done.stdout)
