@@ -15,8 +15,12 @@ from claude_mem.cli.plugin_env import environment_report, recorded_line
 from claude_mem.cli.worker import describe_report, worker_report
 from claude_mem.observer.providers.auto import describe
 from claude_mem.observer.report import observer_report
+from claude_mem.recall import usage
 from claude_mem.runtime import origin
 from claude_mem.store import db, migrations, stats
+from claude_mem.store.use_schema import m018_memory_in_use
+
+USE_SCHEMA = migrations.MIGRATIONS.index(m018_memory_in_use) + 1  # what sessions were shown and used
 
 
 def selected_observer(worker: dict[str, Any], directory: str) -> dict[str, Any]:
@@ -30,6 +34,20 @@ def selected_observer(worker: dict[str, Any], directory: str) -> dict[str, Any]:
     return {**describe(settings.load(directory)), "source": "settings"}
 
 
+def usage_report(directory: str, days: int = usage.IN_USE_DAYS) -> dict[str, Any] | None:
+    """Memory in use over the last `days` days (`recall.usage.in_use`), all projects; None before a store
+    exists or while it predates m018 (nothing was recorded yet)."""
+    conn = db.connect_readonly(db.db_path(directory))
+    if conn is None:
+        return None
+    try:
+        if db.schema_version(conn) < USE_SCHEMA:
+            return None
+        return usage.in_use(conn, None, days)
+    finally:
+        conn.close()
+
+
 def status_report() -> dict[str, Any]:
     """Everything `status` knows: the store, capture problems, the observer, the worker, the plugin's
     environment and refused settings."""
@@ -40,7 +58,7 @@ def status_report() -> dict[str, Any]:
     return {"store": stats.store_report(directory), "capture": capture_report(directory),
             "privacy": stats.privacy_report(directory), "observer": observer, "worker": worker,
             "environment": environment_report(directory), "worker_stopped": origin.read_stopped(directory),
-            "warnings": settings.problems(directory)}
+            "usage": usage_report(directory), "warnings": settings.problems(directory)}
 
 
 @cli.command()
@@ -53,7 +71,10 @@ def status(as_json: bool) -> None:
     pass had to redact after the hooks missed them); the observer (as the running worker reports
     it, else what the settings would give) and the worker; the worker's environment (the interpreter
     `claude-mem install` recorded, the plugin's venv: while it is built, its step, percent, start
-    time and log); and every refused setting. Never creates anything.
+    time and log); memory in use over the last 7 days (sessions given memory, observations shown,
+    how many of them the session then used — fetched, found by a search it ran, or cited — and the
+    tokens injected; `--json`: the `usage` object, with per-day, per-project and per-session figures
+    and the most and least used memories); and every refused setting. Never creates anything.
     """
     report = status_report()
     if as_json:
@@ -80,6 +101,7 @@ def status(as_json: bool) -> None:
     table.add_row("observations", str(counts["observations"]))
     table.add_row("summaries", str(counts["summaries"]))
     out.print(table)
+    _print_usage(out, report["usage"])
     _print_caught_late(out, report["privacy"])
     for warning in report["warnings"]:
         out.print(f"warning: {warning}", markup=False, style="yellow")
@@ -113,6 +135,16 @@ def status(as_json: bool) -> None:
     stopped = report["worker_stopped"]
     if stopped and not report["worker"].get("running"):
         out.print(f"the worker stopped itself at {stopped.get('at')}: {stopped.get('why')}", markup=False)
+
+
+def _print_usage(out: Console, use: dict[str, Any] | None) -> None:
+    if not use or not use["sessions"]:
+        return
+    rate = f" ({use['use_rate']:.0%})" if use["use_rate"] is not None else ""
+    ways = ", ".join(f"{how} {count}" for how, count in use["by_how"].items() if count)
+    out.print(f"memory in use, last {use['days']} days: {use['sessions']} session(s) shown {use['shown']:,}"
+              f" observation(s), {use['used_of_shown']:,} of them used{rate}; {use['tokens_injected']:,} tokens"
+              f" injected" + (f"; uses: {ways}" if ways else ""), markup=False)
 
 
 def _print_caught_late(out: Console, privacy: dict[str, Any]) -> None:

@@ -65,6 +65,7 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
         "team": await asyncio.to_thread(ctx.team_status) if ctx.team_status else None,
         # rows stored before m017 not yet in the keyword index with their neighbours' text
         "keyword_index": ctx.index_status() if ctx.index_status else None,
+        "memory_use": ctx.use_status() if ctx.use_status else None,  # events read for the use of memory
         "warnings": warnings,  # refused settings, each with the value used instead
         "recovery": ctx.recovery,
     }
