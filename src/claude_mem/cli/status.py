@@ -37,8 +37,9 @@ def selected_observer(worker: dict[str, Any], directory: str) -> dict[str, Any]:
 def usage_report(directory: str, days: int = usage.IN_USE_DAYS) -> dict[str, Any] | None:
     """Memory in use over the last `days` days (`recall.usage.in_use`), all projects; None before a store
     exists or while it predates m018 (nothing was recorded yet)."""
-    conn = db.connect_readonly(db.db_path(directory))
-    if conn is None:
+    try:
+        conn = store.open(directory, readonly=True)
+    except store.NoDatabase:
         return None
     try:
         if db.schema_version(conn) < USE_SCHEMA:

@@ -155,8 +155,9 @@ def event_uses(kind: str, payload: dict[str, Any], known: dict[int, str]) -> lis
     if kind != "tool":
         return []
     uses = tool_uses(payload)
-    if memory_tool(str(payload.get("tool_name") or "")) is None:
-        uses += [(found, "cited") for found in citations(_joined(payload.get("tool_input")), known)]
+    if memory_tool(str(payload.get("tool_name") or "")) is None:  # `claude-mem show '#12'` fetches, not cites
+        named = citations(_joined(payload.get("tool_input")), known) - {row_id for row_id, _ in uses}
+        uses += [(found, "cited") for found in sorted(named)]
     return uses
 
 
