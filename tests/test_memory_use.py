@@ -166,5 +166,8 @@ def test_a_session_shown_an_index_that_fetches_one_id_counts_one_used_of_n_shown
     assert report["days"] == 7 and report["tokens_injected"] > 0
     text = " ".join(cli("status").stdout.split())  # rich folds long lines to the terminal's width
     assert "1 session(s) shown 9 observation(s), 1 of them used (11%)" in text
+    record = json.loads(cli("show", str(shown[3]), "--json").stdout)[0]
+    assert record["use"]["shown"] == 1 and record["use"]["used"] == 1 and record["use"]["last_used"]
+    assert "use: shown in 1 session(s), used in 1, last used" in cli("show", str(shown[3])).stdout
     health = json.loads(cli("worker", "status", "--json").stdout)["health"]
     assert health["memory_use"]["waiting"] == 0 and health["memory_use"]["error"] is None
