@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import urllib.request
 
 import pytest
 
@@ -169,5 +170,9 @@ def test_a_session_shown_an_index_that_fetches_one_id_counts_one_used_of_n_shown
     record = json.loads(cli("show", str(shown[3]), "--json").stdout)[0]
     assert record["use"]["shown"] == 1 and record["use"]["used"] == 1 and record["use"]["last_used"]
     assert "use: shown in 1 session(s), used in 1, last used" in cli("show", str(shown[3])).stdout
+    port = json.loads(cli("worker", "status", "--json").stdout)["health"]["port"]
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/stats?days=7", timeout=30) as answer:
+        in_use = json.load(answer)["in_use"]  # what the viewer's Stats view draws
+    assert (in_use["shown"], in_use["used_of_shown"], in_use["sessions"]) == (9, 1, 1)
     health = json.loads(cli("worker", "status", "--json").stdout)["health"]
     assert health["memory_use"]["waiting"] == 0 and health["memory_use"]["error"] is None
