@@ -13,6 +13,7 @@ from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json, human_bytes
 from claude_mem.cli.plugin_env import environment_report, recorded_line
 from claude_mem.cli.worker import describe_report, worker_report
+from claude_mem.observer.budget import report_line
 from claude_mem.observer.providers.auto import describe
 from claude_mem.observer.report import observer_report
 from claude_mem.recall import usage
@@ -56,6 +57,8 @@ def status_report() -> dict[str, Any]:
     worker = worker_report()
     observer = observer_report(directory)
     observer["selected"] = selected_observer(worker, directory)
+    if worker.get("running") and (worker.get("health") or {}).get("budget"):  # the budget the worker applies
+        observer["budget"] = worker["health"]["budget"]
     return {"store": stats.store_report(directory), "capture": capture_report(directory),
             "privacy": stats.privacy_report(directory), "observer": observer, "worker": worker,
             "environment": environment_report(directory), "worker_stopped": origin.read_stopped(directory),
@@ -70,7 +73,9 @@ def status(as_json: bool) -> None:
     Reports the data dir, database size, and counts of sessions, prompts, queued events by
     status, observations and summaries; secrets caught late (rows the worker's second redaction
     pass had to redact after the hooks missed them); the observer (as the running worker reports
-    it, else what the settings would give) and the worker; the worker's environment (the interpreter
+    it, else what the settings would give, and its token budget: today's spend against
+    observer_daily_tokens and observer_session_tokens, whether one is spent, when it resets) and
+    the worker; the worker's environment (the interpreter
     `claude-mem install` recorded, the plugin's venv: while it is built, its step, percent, start
     time and log); memory in use over the last 7 days (sessions given memory, observations shown,
     how many of them the session then used — fetched, found by a search it ran, or cited — and the
@@ -119,6 +124,9 @@ def status(as_json: bool) -> None:
                   f" ({selected['reason']})", markup=False)
     if not selected["ok"]:
         out.print(f"  {selected['name']} cannot work: {selected['detail']}", markup=False, style="red")
+    spend = observer.get("budget")
+    if spend:
+        out.print(f"  {report_line(spend)}", markup=False, style=None if spend["state"] == "ok" else "yellow")
     if observer["next_retry_at"]:
         out.print(f"  next retry at {observer['next_retry_at']}")
     for failure in observer["recent_failures"]:

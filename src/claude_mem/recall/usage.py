@@ -13,6 +13,7 @@ from typing import Any
 from claude_mem.recall import context
 from claude_mem.recall.sanitize import estimate_tokens
 from claude_mem.store import Store
+from claude_mem.store import spend as ledger
 from claude_mem.store import usage as store
 from claude_mem.store import use as use_store
 
@@ -46,6 +47,16 @@ def index_savings(conn: Store, project: str | None, values: dict[str, Any], data
             "narrative_tokens": narrative, "ratio": _ratio(narrative, injected)}
 
 
+def observer_spend(conn: Store, project: str | None, since: str) -> list[dict[str, Any]]:
+    """The observer's ledger since `since` per day and provider: requests, tokens, and the batches that
+    provider handled because a token budget was spent (`over_budget`); only days with spend are listed."""
+    if not ledger.has_ledger(conn):
+        return []
+    return [{"day": row.day, "provider": row.provider, "requests": row.requests, "input": row.input_tokens,
+             "output": row.output_tokens, "over_budget": row.over_budget}
+            for row in ledger.per_day(conn, since, project=project)]
+
+
 def usage(conn: Store, project: str | None, days: int, values: dict[str, Any], data_dir: str,
           today: date | None = None) -> dict[str, Any]:
     """The `usage` figures of the last `days` UTC days (1..`MAX_DAYS`) for `project` (None: all)."""
@@ -70,6 +81,7 @@ def usage(conn: Store, project: str | None, days: int, values: dict[str, Any], d
         "tokens_per_event": _ratio(tokens_in + tokens_out, events),
         "index": index_savings(conn, project, values, data_dir),
         "fetches": {"observations": observations, "fetches": fetched, "per_observation": _ratio(fetched, observations)},
+        "observer_spend": observer_spend(conn, project, since),
     }
 
 
