@@ -11,6 +11,7 @@ import calendar
 import json
 import logging
 import os
+import time
 import urllib.request
 
 import pytest
@@ -24,6 +25,7 @@ from fakes.observer_provider import FakeProvider
 from observer_support import add_event, add_prompt, add_session, connect, drain
 from test_observer import make_settings, statuses, tool
 from test_observer_worker import cli, counts, wait_for, worker_env
+from viewer_support import browser, open_page, served  # noqa: F401  (fixtures)
 
 NOON = calendar.timegm((2026, 11, 26, 12, 0, 0))
 DAY = "2026-11-26"
@@ -205,3 +207,32 @@ def test_a_bad_budget_is_refused_when_set_and_a_warning_when_found(data_dir, val
     assert report["observer"]["budget"]["session_tokens"] == 0  # the default (unlimited) stands in
     accepted = cli("settings", "set", "observer_daily_tokens", "5000", env=env)
     assert accepted.returncode == 0, accepted.stderr
+
+
+def test_the_viewer_shows_the_budget_and_the_spend_per_day_and_provider(served, open_page, data_dir, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MEM_OBSERVER_DAILY_TOKENS", "1000")
+    conn = connect(data_dir)
+    sid = add_session(conn, "s-viewer")
+    today = budget.utc_day(time.time())
+    yesterday = budget.utc_day(time.time() - 86_400)
+    spend.add(conn, sid, spend.Spend(yesterday, "claude", 3, 400, 50))
+    spend.add(conn, sid, spend.Spend(today, "claude", 2, 900, 150))
+    spend.add(conn, sid, spend.Spend(today, "offline", 4, 0, 0, over_budget=4))
+    conn.close()
+    watched = open_page(served.start().url)
+    page = watched.page
+    wait_for(lambda: not page.locator("#budget").is_hidden(), 10, "the budget line")
+    line = page.text_content("#budget")
+    assert line.startswith("Token budget: 1,050 of 1,000 tokens today (UTC)") and "over daily budget" in line
+    assert "offline observer until" in line and "warn-text" in page.get_attribute("#budget", "class")
+    assert "observer_daily_tokens" in page.get_attribute("#budget", "title")
+
+    page.click("a[data-view=stats]")
+    page.wait_for_selector("#stats .spend-table")
+    rows = [[cell.strip() for cell in row.locator("td").all_text_contents()]
+            for row in page.locator("#stats .spend-table tr").all()[1:]]
+    assert rows == [[today, "claude", "2", "900", "150", "0"], [today, "offline", "4", "0", "0", "4"],
+                    [yesterday, "claude", "3", "400", "50", "0"]]
+    summary = page.locator("#stats .spend .chart-summary").text_content()
+    assert summary == "9 requests over 2 days; 4 batches observed offline because a token budget was spent."
+    watched.assert_clean()

@@ -141,6 +141,32 @@ function useLists(use) {
   return box;
 }
 
+// The observer's ledger (`usage.observer_spend`): per day and provider, its requests and tokens, and the
+// batches the offline observer took because a token budget was spent; newest day first.
+function spendFigure(data) {
+  const rows = [...(data.observer_spend || [])].sort((a, b) => b.day.localeCompare(a.day));  // stable: providers stay in order
+  const box = render.el("figure", "panel chart-box spend");
+  box.append(render.el("figcaption", "", "Observer spend, per day and provider"));
+  if (!rows.length) {
+    box.append(render.el("p", "chart-summary", `No observer requests in the last ${data.days.length} days.`));
+    return box;
+  }
+  const cells = (tag, values) => {
+    const tr = render.el("tr");
+    tr.append(...values.map((value, i) => render.el(tag, i > 1 ? "num" : "", value)));
+    return tr;
+  };
+  const table = render.el("table", "spend-table");
+  table.append(cells("th", ["Day", "Provider", "Requests", "Input tokens", "Output tokens", "Over budget"]),
+    ...rows.map((row) => cells("td", [row.day, row.provider, number(row.requests), number(row.input),
+      number(row.output), number(row.over_budget)])));
+  const offline = rows.reduce((sum, row) => sum + (row.over_budget || 0), 0);
+  const summary = `${plural(rows.reduce((sum, row) => sum + row.requests, 0), "request")} over ${plural(new Set(rows.map((row) => row.day)).size, "day")}`
+    + (offline ? `; ${plural(offline, "batch", "batches")} observed offline because a token budget was spent.` : "; no budget was spent.");
+  box.append(table, render.el("p", "chart-summary", summary));
+  return box;
+}
+
 function draw(data) {
   const width = chartWidth();
   const fetches = data.fetches || {};
@@ -166,6 +192,7 @@ function draw(data) {
     );
     parts.push(useFigure(data, inUse, width), useLists(inUse));
   }
+  parts.push(spendFigure(data));
   $("stats").replaceChildren(...parts);
 }
 
