@@ -19,7 +19,7 @@ import pytest
 from claude_mem.observer import budget
 from claude_mem.observer.pipeline import Pipeline
 from claude_mem.recall import usage
-from claude_mem.store import spend
+from claude_mem.store import queue, results, spend
 from fakes.anthropic_api import FakeAnthropic
 from fakes.observer_provider import FakeProvider
 from observer_support import add_event, add_prompt, add_session, connect, drain
@@ -236,3 +236,14 @@ def test_the_viewer_shows_the_budget_and_the_spend_per_day_and_provider(served, 
     summary = page.locator("#stats .spend .chart-summary").text_content()
     assert summary == "9 requests over 2 days; 4 batches observed offline because a token budget was spent."
     watched.assert_clean()
+
+
+def test_a_batch_that_lost_its_lease_still_records_what_it_cost(data_dir):
+    conn = connect(data_dir)
+    sid = add_work(conn, "s-lost", 1, "l")
+    batch = queue.claim_batch(conn, lease_seconds=60, max_events=10, max_chars=10_000, max_attempts=3)
+    conn.execute("UPDATE pending_events SET lease_until = 'someone else'")  # another claim took it meanwhile
+    cost = spend.Spend(DAY, "fake", 1, 700, 80)
+    assert results.store_batch(conn, batch, [], None, provider="fake", spend=cost) is None
+    assert ledger(conn) == [(DAY, "fake", sid, 1, 700, 80, 0)]
+    assert conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0] == 0

@@ -125,14 +125,19 @@ def report(conn: Store, limits: Limits, now: float) -> dict[str, object]:
 
 def report_line(budget: Mapping[str, object]) -> str:
     """`report` in one line for `status`."""
-    daily, session = budget.get("daily_tokens") or 0, budget.get("session_tokens") or 0
-    limits = [f"{daily:,} tokens a day" if daily else "", f"{session:,} a session" if session else ""]
-    shown = " and ".join(part for part in limits if part) or "unlimited (observer_daily_tokens and" \
-        " observer_session_tokens are 0)"
-    line = f"budget: {shown}; {budget.get('spent_today', 0):,} tokens spent today (UTC)"
-    if budget.get("state") != OK:
-        line += f" — {budget.get('state')}: {budget.get('reason')}"
-    offline = budget.get("over_budget_today") or 0
+    daily, session = _number(budget.get("daily_tokens")), _number(budget.get("session_tokens"))
+    spent = _number(budget.get("spent_today"))
+    line = f"budget: {spent:,} of {daily:,} tokens today (UTC)" if daily else \
+        f"budget: {spent:,} tokens today (UTC), no daily limit"
+    line += f", {session:,} per session" if session else ", no session limit"
+    if budget.get("state") == OVER_DAILY:
+        line += (f" — over daily budget (observer_daily_tokens): the {FALLBACK} observer takes over until"
+                 f" {budget.get('resets_at')}")
+    elif budget.get("state") == OVER_SESSION:
+        line += (f" — {budget.get('sessions_over_budget')} active session(s) over their budget"
+                 " (observer_session_tokens):"
+                 f" the {FALLBACK} observer observes them")
+    offline = _number(budget.get("over_budget_today"))
     if offline:
         line += f"; {offline:,} batch(es) observed {FALLBACK} today because a budget was spent"
     return line
