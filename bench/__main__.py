@@ -68,6 +68,11 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
                           f"{wire['batched']['input_tokens_per_event']} batched vs "
                           f"{wire['one_event_per_call']['input_tokens_per_event']} one per call",
                           "batched < one per call", wire["ratio"] < 1))
+    spent = report.get("budget")
+    if spent:
+        found.append(("observer budget: a batch stored with the check and the ledger entry",
+                      f"{spent['with_budget_p50_ms']} vs {spent['store_batch_p50_ms']} ms = {spent['ratio']}×",
+                      f"≤ {spent['target_ratio']}×", spent["within_budget"]))
     found += locomo_rows(report.get("locomo"))
     found += write_rows(report.get("write"))
     found += search_rows(report.get("search"))
