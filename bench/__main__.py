@@ -53,6 +53,13 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
             figures = fresh[name]
             found.append((f"freshness on vs off: {label}", f"{figures['on_p50_ms']} vs {figures['off_p50_ms']} ms ="
                           f" {figures['ratio']}×", f"≤ {fresh['target_ratio']}×", figures["ratio"] <= fresh["target_ratio"]))
+    in_use = report.get("use")
+    if in_use:
+        status = in_use["status_json"]
+        found.append((f"status --json with memory in use vs without ({in_use['observations']:,} obs)",
+                      f"{status['now_p50_ms']} vs {status['before_p50_ms']} ms = {status['ratio']}×",
+                      f"≤ {status['budget_ratio']}×", status["ratio"] <= status["budget_ratio"]))
+        found.append(("memory-use derivation, captured events/s", f"{in_use['derive']['events_per_s']:,}", "", None))
     tokens = report.get("observer_tokens")
     if tokens:
         for name in ("session-edit", "synthetic-200"):
@@ -61,6 +68,11 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
                           f"{wire['batched']['input_tokens_per_event']} batched vs "
                           f"{wire['one_event_per_call']['input_tokens_per_event']} one per call",
                           "batched < one per call", wire["ratio"] < 1))
+    spent = report.get("budget")
+    if spent:
+        found.append(("observer budget: a batch stored with the check and the ledger entry",
+                      f"{spent['with_budget_p50_ms']} vs {spent['store_batch_p50_ms']} ms = {spent['ratio']}×",
+                      f"≤ {spent['target_ratio']}×", spent["within_budget"]))
     found += locomo_rows(report.get("locomo"))
     found += write_rows(report.get("write"))
     found += search_rows(report.get("search"))

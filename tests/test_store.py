@@ -38,7 +38,10 @@ EXPECTED_TABLES = {
     "vector_model": ["id", "model"],
     "vector_queue": ["kind", "row_id"],
     "vector_removals": ["seq", "row_id"],
-    "shown": ["session_id", "observation_id"],
+    "shown": ["session_id", "observation_id", "via", "at", "current"],  # m018: its history kept
+    "injections": ["id", "session_id", "via", "observations", "tokens", "at"],
+    "used": ["session_id", "observation_id", "how", "times", "at", "last_at"],
+    "observer_spend": ["day", "provider", "session_id", "requests", "input_tokens", "output_tokens", "over_budget"],
     "vector_generation": ["id", "generation"],
     "projects": ["key", "remote", "first_seen", "sessions", "observations", "summaries"],  # m015: counts
     "project_aliases": ["alias", "project", "created_at"],
@@ -67,6 +70,7 @@ EXPECTED_INDEXES = {
     "projects_remote", "sessions_unpushed", "observations_unpushed", "summaries_unpushed", "prompts_unpushed",
     "observations_superseded_by", "observations_project_stored", "observations_session_order",
     "summaries_session_order", "observations_author",
+    "shown_at", "injections_at", "injections_session", "used_observation", "used_at", "observer_spend_session",
 }
 
 

@@ -38,8 +38,8 @@ def test_stats_show_what_memory_costs_and_saves_per_project_and_overall(served, 
     assert shown["MCP fetches per observation"] == f"{fetches / observations:.2f}"
 
     charts = page.locator("#stats svg.chart")
-    assert charts.count() == 3
-    for n in range(3):
+    assert charts.count() == 4  # observations, observer tokens, index against narratives, memory in use
+    for n in range(4):
         chart = charts.nth(n)
         assert chart.get_attribute("role") == "img"
         title_id, desc_id = chart.get_attribute("aria-labelledby").split()
@@ -63,6 +63,41 @@ def test_stats_show_what_memory_costs_and_saves_per_project_and_overall(served, 
              10, "shop-api's figures")
     assert "project=%2Fhome%2Fdev%2Fshop-api" in page.evaluate("location.search")
     page.screenshot(path=str(data_dir.parent / "stats.png"), full_page=True)
+    watched.assert_clean()
+
+
+def test_stats_show_how_much_of_the_memory_shown_was_used(served, open_page, data_dir):
+    """Issue 30: sessions shown an index, one of which then used two of its rows; the rest went unused."""
+    from claude_mem.domain import utc_now
+    from claude_mem.store import context as store_context
+    from claude_mem.store import db
+    from claude_mem.store import use as store_use
+
+    seed_story(data_dir)
+    conn = db.connect(db.db_path(str(data_dir)))
+    rows = conn.execute("SELECT content_session_id, id, project FROM sessions ORDER BY id DESC LIMIT 3").fetchall()
+    listed = [row[0] for row in conn.execute("SELECT id FROM observations WHERE project = ? ORDER BY id DESC LIMIT 8",
+                                             (rows[0][2],))]
+    for content_id, _, project in rows:
+        assert store_context.record_injection(conn, content_id, project, "/tmp", utc_now(), listed, True, 900)
+    used = rows[0][1]
+    store_use.record_used(conn, [(used, listed[2], "fetched", utc_now()), (used, listed[5], "cited", utc_now())], 0)
+    conn.close()
+    watched = open_page(served.start().url + "?view=stats")
+    page = watched.page
+    page.wait_for_selector("#stats .use-lists")
+    shown = tiles(page)
+    assert shown["Memory used"] == "8%"  # 2 of 24 shown
+    assert "2 of 24 shown" in page.locator("#stats .tile-note").all_text_contents()
+    assert shown["Sessions given memory"] == "3"
+    summary = page.locator("#stats .chart-summary").nth(3).text_content()
+    assert summary.startswith("Sessions were shown 24 memories in 30 days and used 2 of them (8%)")
+    assert "fetched 1, found by a search 0, cited 1" in summary
+    most = page.locator("#stats .use-list").first.locator(".use-ref").all_text_contents()
+    assert sorted(most) == sorted([f"#{listed[2]}", f"#{listed[5]}"])
+    never = page.locator("#stats .use-list").nth(1).locator(".use-row").all_text_contents()
+    assert never and all("shown in 3 sessions" in text for text in never)
+    page.screenshot(path=str(data_dir.parent / "stats-use.png"), full_page=True)
     watched.assert_clean()
 
 

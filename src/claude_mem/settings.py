@@ -26,6 +26,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 URL_SCHEMES = ("http://", "https://")
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 PORT_MAX = 65535
+TOKENS_MAX = 10**12  # an observer budget: far above any real spend, far below SQLite's integer limit
 
 
 def _choices_text(names: "tuple[str, ...] | list[str]") -> str:
@@ -125,6 +126,12 @@ SETTINGS: dict[str, Setting] = {
                                  " (e.g. Deutsch, Español, 日本語)."),
     "observer_timeout_seconds": _int(120, "Longest wait for one observer reply.", 86_400),
     "observer_history_turns": _int(6, "Recent turns a stateless observer keeps besides its recap.", 1000, minimum=0),
+    "observer_daily_tokens": _int(0, "Observer tokens (input + output, every provider) a UTC day may use; once spent, the"
+                                  " offline observer takes over until midnight UTC. 0 means unlimited.", TOKENS_MAX,
+                                  minimum=0),
+    "observer_session_tokens": _int(0, "Observer tokens (input + output) one session may use; once spent, the offline"
+                                    " observer takes over for the rest of that session. 0 means unlimited.", TOKENS_MAX,
+                                    minimum=0),
     "max_attempts": _int(3, "Attempts per event before it is marked failed.", 20),
     "retry_backoff_seconds": Setting(2.0, "float", "Base of the exponential backoff between attempts.", minimum=0,
                                      maximum=3600),

@@ -144,6 +144,10 @@ def render_record(item: dict[str, Any], names: dict[str, str]) -> None:
             continue
         shown = "\n".join(f"  - {entry}" for entry in value) if isinstance(value, list) else str(value)
         out.print(Text(f"{name}:", style="bold"), Text(("\n" if isinstance(value, list) else "") + shown))
+    if item.get("use"):
+        use = item["use"]
+        last = f", last used {when(use['last_used'])}" if use["last_used"] else ""
+        out.print(Text("use:", style="bold"), Text(f"shown in {use['shown']} session(s), used in {use['used']}{last}"))
     out.print()
 
 

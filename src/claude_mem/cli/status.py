@@ -13,10 +13,15 @@ from claude_mem.cli.options import json_option
 from claude_mem.cli.output import console, emit_json, human_bytes
 from claude_mem.cli.plugin_env import environment_report, recorded_line
 from claude_mem.cli.worker import describe_report, worker_report
+from claude_mem.observer.budget import report_line
 from claude_mem.observer.providers.auto import describe
 from claude_mem.observer.report import observer_report
+from claude_mem.recall import usage
 from claude_mem.runtime import origin
 from claude_mem.store import db, migrations, stats
+from claude_mem.store.use_schema import m018_memory_in_use
+
+USE_SCHEMA = migrations.MIGRATIONS.index(m018_memory_in_use) + 1  # what sessions were shown and used
 
 
 def selected_observer(worker: dict[str, Any], directory: str) -> dict[str, Any]:
@@ -30,6 +35,21 @@ def selected_observer(worker: dict[str, Any], directory: str) -> dict[str, Any]:
     return {**describe(settings.load(directory)), "source": "settings"}
 
 
+def usage_report(directory: str, days: int = usage.IN_USE_DAYS) -> dict[str, Any] | None:
+    """Memory in use over the last `days` days (`recall.usage.in_use`), all projects; None before a store
+    exists or while it predates m018 (nothing was recorded yet)."""
+    try:
+        conn = store.open(directory, readonly=True)
+    except store.NoDatabase:
+        return None
+    try:
+        if db.schema_version(conn) < USE_SCHEMA:
+            return None
+        return usage.in_use(conn, None, days)
+    finally:
+        conn.close()
+
+
 def status_report() -> dict[str, Any]:
     """Everything `status` knows: the store, capture problems, the observer, the worker, the plugin's
     environment and refused settings."""
@@ -37,10 +57,12 @@ def status_report() -> dict[str, Any]:
     worker = worker_report()
     observer = observer_report(directory)
     observer["selected"] = selected_observer(worker, directory)
+    if worker.get("running") and (worker.get("health") or {}).get("budget"):  # the budget the worker applies
+        observer["budget"] = worker["health"]["budget"]
     return {"store": stats.store_report(directory), "capture": capture_report(directory),
             "privacy": stats.privacy_report(directory), "observer": observer, "worker": worker,
             "environment": environment_report(directory), "worker_stopped": origin.read_stopped(directory),
-            "warnings": settings.problems(directory)}
+            "usage": usage_report(directory), "warnings": settings.problems(directory)}
 
 
 @cli.command()
@@ -51,9 +73,14 @@ def status(as_json: bool) -> None:
     Reports the data dir, database size, and counts of sessions, prompts, queued events by
     status, observations and summaries; secrets caught late (rows the worker's second redaction
     pass had to redact after the hooks missed them); the observer (as the running worker reports
-    it, else what the settings would give) and the worker; the worker's environment (the interpreter
+    it, else what the settings would give, and its token budget: today's spend against
+    observer_daily_tokens and observer_session_tokens, whether one is spent, when it resets) and
+    the worker; the worker's environment (the interpreter
     `claude-mem install` recorded, the plugin's venv: while it is built, its step, percent, start
-    time and log); and every refused setting. Never creates anything.
+    time and log); memory in use over the last 7 days (sessions given memory, observations shown,
+    how many of them the session then used — fetched, found by a search it ran, or cited — and the
+    tokens injected; `--json`: the `usage` object, with per-day, per-project and per-session figures
+    and the most and least used memories); and every refused setting. Never creates anything.
     """
     report = status_report()
     if as_json:
@@ -80,6 +107,7 @@ def status(as_json: bool) -> None:
     table.add_row("observations", str(counts["observations"]))
     table.add_row("summaries", str(counts["summaries"]))
     out.print(table)
+    _print_usage(out, report["usage"])
     _print_caught_late(out, report["privacy"])
     for warning in report["warnings"]:
         out.print(f"warning: {warning}", markup=False, style="yellow")
@@ -96,6 +124,9 @@ def status(as_json: bool) -> None:
                   f" ({selected['reason']})", markup=False)
     if not selected["ok"]:
         out.print(f"  {selected['name']} cannot work: {selected['detail']}", markup=False, style="red")
+    spend = observer.get("budget")
+    if spend:
+        out.print(f"  {report_line(spend)}", markup=False, style=None if spend["state"] == "ok" else "yellow")
     if observer["next_retry_at"]:
         out.print(f"  next retry at {observer['next_retry_at']}")
     for failure in observer["recent_failures"]:
@@ -113,6 +144,16 @@ def status(as_json: bool) -> None:
     stopped = report["worker_stopped"]
     if stopped and not report["worker"].get("running"):
         out.print(f"the worker stopped itself at {stopped.get('at')}: {stopped.get('why')}", markup=False)
+
+
+def _print_usage(out: Console, use: dict[str, Any] | None) -> None:
+    if not use or not use["sessions"]:
+        return
+    rate = f" ({use['use_rate']:.0%})" if use["use_rate"] is not None else ""
+    ways = ", ".join(f"{how} {count}" for how, count in use["by_how"].items() if count)
+    out.print(f"memory in use, last {use['days']} days: {use['sessions']} session(s) shown {use['shown']:,}"
+              f" observation(s), {use['used_of_shown']:,} of them used{rate}; {use['tokens_injected']:,} tokens"
+              f" injected" + (f"; uses: {ways}" if ways else ""), markup=False)
 
 
 def _print_caught_late(out: Console, privacy: dict[str, Any]) -> None:

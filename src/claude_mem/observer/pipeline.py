@@ -7,6 +7,9 @@ a malformed reply or a transient error uses up an attempt and backs off exponent
 backs off without using one; missing credentials or an exhausted quota pause the whole queue and
 say why in `/health` until the provider reports healthy again.
 
+When a token budget is spent (`observer.budget`), the batch goes to the `offline` observer instead of
+the LLM, and every batch's requests and tokens go into the observer's ledger (`store.spend`).
+
 A batch that ends the user's turn must produce its summary: when the reply leaves it out, the same
 conversation is asked for the summary alone (up to `max_attempts` requests in all); if it still
 never comes, the batch's observations are stored and its `summarize` event is `failed`, visibly.
@@ -24,7 +27,7 @@ from typing import Any, TypeVar
 
 from claude_mem.domain import iso, utc_stamp
 from claude_mem.index import fts
-from claude_mem.observer import prompts
+from claude_mem.observer import budget, prompts
 from claude_mem.observer.conversations import Conversation, Conversations
 from claude_mem.observer.events import RenderedEvent
 from claude_mem.observer.parser import ParsedReply, parse
@@ -41,6 +44,7 @@ from claude_mem.observer.provider import (
     TurnEnd,
 )
 from claude_mem.store import DatabaseError, Store, caught_late, integrity, queue, results
+from claude_mem.store import spend as ledger
 from claude_mem.store.models import Batch, PendingEvent, Related
 
 log = logging.getLogger("claude_mem.observer")
@@ -64,6 +68,25 @@ class Answer:
     failed: dict[int, str] = field(default_factory=dict)
 
 
+@dataclass
+class Route:
+    """Who answers one batch: the conversations of the provider in charge and what the batch costs it
+    (every request sent, the tokens of every reply); `over_budget` when the fallback stands in."""
+
+    conversations: Conversations
+    provider: str
+    day: str
+    over_budget: bool = False
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def spend(self, stored: bool) -> ledger.Spend:
+        """The ledger entry; a batch counts as handled over budget only once its results are stored."""
+        return ledger.Spend(self.day, self.provider, self.requests, self.input_tokens, self.output_tokens,
+                            int(self.over_budget and stored))
+
+
 def _setting(settings: dict[str, object], key: str, default: float) -> float:
     value = settings.get(key, default)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
@@ -72,7 +95,8 @@ def _setting(settings: dict[str, object], key: str, default: float) -> float:
 class Pipeline:
     def __init__(self, conn: Store, settings: dict[str, object], provider: Provider,
                  publish: Callable[[str, object], None] | None = None, poll_seconds: float = POLL_SECONDS,
-                 store_notes: list[str] | None = None, problems: dict[str, str] | None = None) -> None:
+                 store_notes: list[str] | None = None, problems: dict[str, str] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.conn = conn
         self.settings = settings
         self.provider = provider
@@ -84,6 +108,12 @@ class Pipeline:
         self.timeout = _setting(settings, "observer_timeout_seconds", 120)
         self.lanes = max(1, int(_setting(settings, "max_observers", 2)))
         self.conversations = Conversations(provider, self.lanes)
+        self.clock = clock  # when "today" is (UTC): the daily budget and the ledger's day
+        self.limits = budget.Limits.from_settings(settings)
+        self.switches = budget.Switches(provider.name)
+        # The observer that stands in when a budget is spent (none needed without a budget, or offline already).
+        self.fallback = (Conversations(budget.fallback_provider(settings), self.lanes)
+                         if not self.limits.unlimited and provider.name != budget.FALLBACK else None)
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="observer-db")
         self.paused_until = 0.0
         self.pause_reason = ""
@@ -161,20 +191,22 @@ class Pipeline:
         observed = [e for e in batch.events if e.kind in prompts.OBSERVED_KINDS]
         summarize = batch.first("summarize")
         answer = Answer(Reply(text="<skip/>"), parse("<skip/>"))
+        route = None
         if observed or summarize is not None:
+            route = await self._route(batch)
             try:
-                answer = await self._ask(batch, observed, summarize)
+                answer = await self._ask(batch, observed, summarize, route)
             except ProviderError as exc:
-                await self._failed(batch, exc)
+                await self._failed(batch, exc, route)
                 return
             except Exception as exc:  # a bug or an unexpected library error: visible, retried
                 log.exception("observer batch %s failed", batch.ids)
-                await self._failed(batch, ProviderError(f"{type(exc).__name__}: {exc}"))
+                await self._failed(batch, ProviderError(f"{type(exc).__name__}: {exc}"), route)
                 return
         try:
-            stored = await self._store(batch, answer)
+            stored = await self._store(batch, answer, route)
         except DatabaseError as exc:
-            stored = await self._store_failed(batch, answer, exc)
+            stored = await self._store_failed(batch, answer, exc, route)
             if stored is None:
                 return
         self.problems.pop("store", None)
@@ -183,16 +215,33 @@ class Pipeline:
         if stored is None:
             return
         if stored.session_completed:
-            await self.conversations.close(batch.content_session_id)
+            await self._close(batch.content_session_id)
 
-    async def _store(self, batch: Batch, answer: Answer) -> results.Stored | None:
+    async def _route(self, batch: Batch) -> Route:
+        """The LLM, or the fallback when a budget is spent (said once per switch in the log); a session
+        that changes hands leaves its other conversation closed (re-opened later with a recap)."""
+        now = self.clock()
+        day = budget.utc_day(now)
+        if self.fallback is None:
+            return Route(self.conversations, self.provider.name, day)
+        verdict = await self.db(budget.check, self.limits, batch.session_id, now)
+        self.switches.note(verdict, batch.session_id, batch.content_session_id, now)
+        if verdict.over:
+            await self.conversations.close(batch.content_session_id)
+            return Route(self.fallback, budget.FALLBACK, day, over_budget=True)
+        await self.fallback.close(batch.content_session_id)
+        return Route(self.conversations, self.provider.name, day)
+
+    async def _store(self, batch: Batch, answer: Answer, route: Route | None) -> results.Stored | None:
         return await self.db(
             results.store_batch, batch, answer.parsed.observations, answer.parsed.summary,
             input_tokens=answer.reply.input_tokens, output_tokens=answer.reply.output_tokens,
-            provider=self.provider.name, failed=answer.failed,
+            provider=route.provider if route else self.provider.name, failed=answer.failed,
+            spend=route.spend(stored=True) if route else None,
         )
 
-    async def _store_failed(self, batch: Batch, answer: Answer, exc: DatabaseError) -> results.Stored | None:
+    async def _store_failed(self, batch: Batch, answer: Answer, exc: DatabaseError,
+                            route: Route | None) -> results.Stored | None:
         """The database refused the batch's results: a damaged full-text index is the usual cause (it
         passes `quick_check`), so check the indexes, rebuild a broken one and store again; else the
         attempt fails with the database's own words, not a lease that expires later."""
@@ -202,7 +251,7 @@ class Pipeline:
             self.store_notes.append(f"{utc_stamp()}: rebuilt the damaged search index(es) "
                                     f"{', '.join(repair.rebuilt)} when a batch could not be stored")
             try:
-                return await self._store(batch, answer)
+                return await self._store(batch, answer, route)
             except DatabaseError as again:
                 exc = again
         self.problems["store"] = f"results cannot be stored: {type(exc).__name__}: {exc}" + (
@@ -211,10 +260,11 @@ class Pipeline:
                       backoff_base=self.backoff)
         return None
 
-    async def _ask(self, batch: Batch, observed: list[PendingEvent], summarize: PendingEvent | None) -> Answer:
+    async def _ask(self, batch: Batch, observed: list[PendingEvent], summarize: PendingEvent | None,
+                   route: Route) -> Answer:
         info = await self.db(_session_info, batch, str(self.settings.get("observer_language") or "English"))
         day = results.event_time(batch, iso())[:10]  # the events' own day: an import of September is September
-        conversation = await self.conversations.get(info, day)
+        conversation = await route.conversations.get(info, day)
         turn_end = None
         if summarize is not None:
             request = await self.db(results.turn_request, batch.session_id, summarize.prompt_number)
@@ -224,23 +274,23 @@ class Pipeline:
         related = await self.db(_related, batch, shown)
         turn = prompts.turn_request(observed, root=batch.project, opening=conversation.opening, turn_end=turn_end,
                                     date=day, related=related, rendered=shown)
-        reply = await self._send(conversation, turn)
+        reply = await self._send(conversation, turn, route)
         conversation.opening = ""
         parsed = parse(reply.text)
         if not parsed.ok:
             raise MalformedReply(f"reply had no valid block and no <skip/>: {reply.text[:200]!r}")
         answer = Answer(reply, parsed)
         if summarize is not None and turn_end is not None and parsed.summary is None:
-            await self._ask_summary(conversation, turn_end, summarize, answer)
+            await self._ask_summary(conversation, turn_end, summarize, answer, route)
         return answer
 
     async def _ask_summary(self, conversation: Conversation, turn_end: TurnEnd, summarize: PendingEvent,
-                           answer: Answer) -> None:
+                           answer: Answer, route: Route) -> None:
         """The reply left out the turn's summary: ask for it alone, or fail the `summarize` event."""
         asked = 1
         while asked < self.max_attempts:
             asked += 1
-            reply = await self._send(conversation, prompts.summary_follow_up(turn_end))
+            reply = await self._send(conversation, prompts.summary_follow_up(turn_end), route)
             answer.reply = Reply(answer.reply.text, answer.reply.input_tokens + reply.input_tokens,
                                  answer.reply.output_tokens + reply.output_tokens)
             summary = parse(reply.text).summary
@@ -252,18 +302,26 @@ class Pipeline:
         answer.failed[summarize.id] = (
             f"MissingSummary: the observer's reply had no <summary> for this turn after {asked} request(s)")
 
-    async def _send(self, conversation: Conversation, request: ObserverRequest) -> Reply:
+    async def _send(self, conversation: Conversation, request: ObserverRequest, route: Route) -> Reply:
+        route.requests += 1
         try:
             reply = await asyncio.wait_for(conversation.session.send(request), self.timeout)
         except TimeoutError:
             raise ProviderError(f"no observer reply within {self.timeout:.0f} s") from None
         conversation.turns += 1
+        route.input_tokens += reply.input_tokens
+        route.output_tokens += reply.output_tokens
         return reply
 
-    async def _failed(self, batch: Batch, exc: ProviderError) -> None:
-        """Record a failed attempt according to the kind of error."""
+    async def _failed(self, batch: Batch, exc: ProviderError, route: Route | None = None) -> None:
+        """Record a failed attempt according to the kind of error, and what its requests cost."""
         # A conversation that produced an error is not trusted for the redo: it re-opens with a recap.
-        await self.conversations.close(batch.content_session_id)
+        await self._close(batch.content_session_id)
+        if route is not None and route.requests:
+            try:
+                await self.db(ledger.add, batch.session_id, route.spend(stored=False))
+            except DatabaseError as db_error:
+                log.warning("observer batch %s: its spend was not recorded: %s", batch.ids, db_error)
         message = f"{type(exc).__name__}: {exc}"
         log.warning("observer batch %s (session %s): %s", batch.ids, batch.content_session_id, message)
         common = {"max_attempts": self.max_attempts, "backoff_base": self.backoff}
@@ -287,8 +345,14 @@ class Pipeline:
         hours = _setting(self.settings, "session_idle_hours", 24)
         idle = await self.db(results.mark_idle_sessions, hours)
         for content_session_id in idle:
-            await self.conversations.close(content_session_id)
+            await self._close(content_session_id)
         return idle
+
+    async def _close(self, content_session_id: str) -> None:
+        """Close the session's observer conversation, the fallback's too."""
+        await self.conversations.close(content_session_id)
+        if self.fallback is not None:
+            await self.fallback.close(content_session_id)
 
     async def _provider_health(self) -> Health:
         try:
@@ -319,6 +383,8 @@ class Pipeline:
                 except asyncio.CancelledError:
                     pass
         await self.conversations.close_all()
+        if self.fallback is not None:
+            await self.fallback.close_all()
 
     def close(self) -> None:
         self.executor.shutdown(wait=True)

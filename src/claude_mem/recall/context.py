@@ -309,5 +309,6 @@ def inject(conn: Store | None, key: str, source: str, session_id: str | None, cw
     started = utc_now()
     result = for_session(conn, key, source, session_id, values, data_dir)
     if conn is not None and session_id:
-        store.record_injection(conn, session_id, key, cwd, started, result["ids"], source in FULL_SOURCES)
+        store.record_injection(conn, session_id, key, cwd, started, result["ids"], source in FULL_SOURCES,
+                               result["tokens"])
     return result

@@ -184,7 +184,10 @@ def user_prompt(payload: dict[str, Any], data_dir: str | None = None, values: di
         rows = _freshen(conn, data_dir, project, str(cwd), rows, config)
         text, ids = render(rows, int(config.get("prompt_context_tokens") or 0))
         if conn is not None and session and ids:
-            store_context.record_shown(conn, session, ids)
+            from claude_mem.domain import utc_now
+            from claude_mem.recall.sanitize import estimate_tokens
+
+            store_context.record_shown(conn, session, ids, utc_now(), estimate_tokens(text))
     except store.DatabaseError:
         return None
     if not text:

@@ -1,13 +1,15 @@
 """Fetch full records by id (`show`, `get_observations`), counting each observation fetch.
 
-`fetch_count` measures which memories are actually used.
+`fetch_count` counts every fetch; an observation also carries `use` (issue 30): in how many sessions
+it was shown, how many used it, and when it was last used.
 """
 
 from collections.abc import Iterable, Mapping
 
 from claude_mem.domain import RecallError, UnknownRecord, parse_ref, ref
 from claude_mem.recall import freshness
-from claude_mem.store import Store, memory
+from claude_mem.store import DatabaseError, Store, memory
+from claude_mem.store import use as store_use
 from claude_mem.store.memory import Record
 from claude_mem.store.rows import ObservationRow
 
@@ -28,6 +30,10 @@ def fetch(conn: Store, refs: Iterable[str]) -> tuple[list[Record], list[str]]:
     observations = {item["id"]: item for item in get_observations(conn, [i for k, i in parsed if k == "observation"])}
     # Issue 26: an observation names what it superseded (its successor is its own `superseded_by`).
     predecessors = memory.superseded_ones(conn, observations)
+    try:
+        used = store_use.of_observations(conn, list(observations))
+    except DatabaseError:  # a read-only open of a store from before m018: nothing recorded yet
+        used = {}
     result: list[Record] = []
     missing: list[str] = []
     for kind, row_id in parsed:
@@ -41,7 +47,8 @@ def fetch(conn: Store, refs: Iterable[str]) -> tuple[list[Record], list[str]]:
         if item is None:
             missing.append(ref(kind, row_id))
         elif kind == "observation":
-            result.append({"kind": kind, **item, "supersedes": predecessors.get(row_id, [])})
+            result.append({"kind": kind, **item, "supersedes": predecessors.get(row_id, []),
+                           "use": used.get(row_id, {"shown": 0, "used": 0, "last_used": None})})
         else:
             result.append({"kind": kind, **item})
     freshness.Reader(conn, commits=True).annotate(result)

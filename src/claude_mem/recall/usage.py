@@ -13,7 +13,9 @@ from typing import Any
 from claude_mem.recall import context
 from claude_mem.recall.sanitize import estimate_tokens
 from claude_mem.store import Store
+from claude_mem.store import spend as ledger
 from claude_mem.store import usage as store
+from claude_mem.store import use as use_store
 
 MAX_DAYS = 366
 # The overall index figure sums this many of the most recently active projects (each one builds a context).
@@ -45,6 +47,16 @@ def index_savings(conn: Store, project: str | None, values: dict[str, Any], data
             "narrative_tokens": narrative, "ratio": _ratio(narrative, injected)}
 
 
+def observer_spend(conn: Store, project: str | None, since: str) -> list[dict[str, Any]]:
+    """The observer's ledger since `since` per day and provider: requests, tokens, and the batches that
+    provider handled because a token budget was spent (`over_budget`); only days with spend are listed."""
+    if not ledger.has_ledger(conn):
+        return []
+    return [{"day": row.day, "provider": row.provider, "requests": row.requests, "input": row.input_tokens,
+             "output": row.output_tokens, "over_budget": row.over_budget}
+            for row in ledger.per_day(conn, since, project=project)]
+
+
 def usage(conn: Store, project: str | None, days: int, values: dict[str, Any], data_dir: str,
           today: date | None = None) -> dict[str, Any]:
     """The `usage` figures of the last `days` UTC days (1..`MAX_DAYS`) for `project` (None: all)."""
@@ -69,4 +81,34 @@ def usage(conn: Store, project: str | None, days: int, values: dict[str, Any], d
         "tokens_per_event": _ratio(tokens_in + tokens_out, events),
         "index": index_savings(conn, project, values, data_dir),
         "fetches": {"observations": observations, "fetches": fetched, "per_observation": _ratio(fetched, observations)},
+        "observer_spend": observer_spend(conn, project, since),
+    }
+
+
+IN_USE_DAYS = 7
+IN_USE_RANKED = 5
+
+
+def in_use(conn: Store, project: str | None, days: int = IN_USE_DAYS, now: datetime | None = None,
+           ranked: int = IN_USE_RANKED) -> dict[str, Any]:
+    """Memory in use over the last `days` days (issue 30): sessions given memory, observations shown and
+    used (and how), the use rate (shown rows the same session then used), tokens injected; per day, per
+    project and per recent session; the most used memories and the most shown unused ones."""
+    moment = now or datetime.now(UTC)
+    since = (moment - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    totals = use_store.totals(conn, project, since)
+    shown, used_of_shown = totals["shown"], totals["used_of_shown"]
+    projects = use_store.per_project(conn, since, 20) if project is None else []
+    return {
+        "days": days, "since": since, "project": project,
+        "sessions": totals["sessions"], "shown": shown, "used": totals["used"], "used_of_shown": used_of_shown,
+        "use_rate": _ratio(used_of_shown, shown), "tokens_injected": totals["tokens_injected"],
+        "injections": totals["injections"], "by_how": {how: totals[how] for how in ("fetched", "searched", "cited")},
+        "per_day": [{"day": day, "shown": day_shown, "used_of_shown": day_used, "use_rate": _ratio(day_used, day_shown),
+                     "tokens_injected": tokens} for day, day_shown, day_used, tokens in use_store.per_day(conn, project, since)],
+        "projects": [{**row, "use_rate": _ratio(int(row["used_of_shown"]), int(row["shown"]))} for row in projects],
+        "recent_sessions": [{**row, "use_rate": _ratio(int(row["used_of_shown"]), int(row["shown"]))}
+                            for row in use_store.sessions(conn, project, since, 10)],
+        "most_used": use_store.most_used(conn, project, since, ranked),
+        "least_used": use_store.least_used(conn, project, since, ranked),
     }

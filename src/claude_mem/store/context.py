@@ -109,9 +109,10 @@ def last_injection(conn: sqlite3.Connection, content_session_id: str) -> str | N
 
 
 def record_injection(conn: sqlite3.Connection, content_session_id: str, project: str, cwd: str, at: str,
-                     shown: list[int] | None = None, replace: bool = False) -> bool:
-    """Remember when this session last received context and which observations it listed (`replace`:
-    a full index, so what it was shown before no longer counts); False if busy or read-only."""
+                     shown: list[int] | None = None, replace: bool = False, tokens: int = 0) -> bool:
+    """Remember when this session last received context, which observations it listed and what the text
+    cost in tokens (m018: `injections`); `replace`: a full index, so what it was shown before no longer
+    keeps per-prompt memory from showing it again (it still counts as shown). False if busy or read-only."""
     try:
         with transaction(conn):
             conn.execute(
@@ -120,35 +121,53 @@ def record_injection(conn: sqlite3.Connection, content_session_id: str, project:
                 (content_session_id, project, cwd, at),
             )
             if replace:
-                conn.execute("DELETE FROM shown WHERE session_id = (SELECT id FROM sessions WHERE content_session_id = ?)",
+                conn.execute("UPDATE shown SET current = 0 WHERE session_id ="
+                             " (SELECT id FROM sessions WHERE content_session_id = ?) AND current",
                              (content_session_id,))
-            _insert_shown(conn, content_session_id, shown or [])
+            _insert_shown(conn, content_session_id, shown or [], "index", at, tokens)
     except sqlite3.Error:
         return False
     return True
 
 
-def _insert_shown(conn: sqlite3.Connection, content_session_id: str, ids: list[int]) -> None:
+def _insert_shown(conn: sqlite3.Connection, content_session_id: str, ids: list[int], via: str, at: str,
+                  tokens: int) -> None:
+    """`ids` shown to the session now (a row shown before keeps its first time and way), and the injection."""
     conn.executemany(
-        "INSERT OR IGNORE INTO shown (session_id, observation_id) SELECT s.id, o.id FROM sessions s, observations o"
-        " WHERE s.content_session_id = ? AND o.id = ?", [(content_session_id, row_id) for row_id in ids])
+        "INSERT INTO shown (session_id, observation_id, via, at) SELECT s.id, o.id, ?, ? FROM sessions s, observations o"
+        " WHERE s.content_session_id = ? AND o.id = ?"
+        " ON CONFLICT (session_id, observation_id) DO UPDATE SET current = 1",
+        [(via, at, content_session_id, row_id) for row_id in ids])
+    conn.execute(
+        "INSERT INTO injections (session_id, via, observations, tokens, at)"
+        " SELECT id, ?, ?, ?, ? FROM sessions WHERE content_session_id = ?",
+        (via, len(ids), int(tokens), at, content_session_id))
 
 
-def record_shown(conn: sqlite3.Connection, content_session_id: str, ids: list[int]) -> bool:
-    """Add observations shown to a session beside a prompt; False if busy, read-only or the session is unknown."""
+def record_shown(conn: sqlite3.Connection, content_session_id: str, ids: list[int], at: str, tokens: int = 0) -> bool:
+    """Add observations shown to a session beside a prompt, and what the added text cost in tokens; False
+    if busy, read-only or the session is unknown."""
     try:
         with transaction(conn):
-            _insert_shown(conn, content_session_id, ids)
+            _insert_shown(conn, content_session_id, ids, "prompt", at, tokens)
     except sqlite3.Error:
         return False
     return True
 
 
 def shown_ids(conn: sqlite3.Connection, content_session_id: str) -> set[int]:
-    """The observations this session has already been shown (its index and earlier prompt memories)."""
-    return {row[0] for row in conn.execute(
-        "SELECT observation_id FROM shown WHERE session_id = (SELECT id FROM sessions WHERE content_session_id = ?)",
-        (content_session_id,))}
+    """The observations this session has been shown since its last full index (its index and later prompt
+    memories)."""
+    try:
+        rows = conn.execute(
+            "SELECT observation_id FROM shown WHERE session_id ="
+            " (SELECT id FROM sessions WHERE content_session_id = ?) AND current", (content_session_id,)).fetchall()
+    except sqlite3.OperationalError as exc:  # a read-only open of a database from before m018
+        if "no such column" not in str(exc):
+            raise
+        rows = conn.execute("SELECT observation_id FROM shown WHERE session_id ="
+                            " (SELECT id FROM sessions WHERE content_session_id = ?)", (content_session_id,)).fetchall()
+    return {row[0] for row in rows}
 
 
 def own_text(expression: str) -> str:

@@ -11,6 +11,7 @@ import _sqlite3 as sqlite3  # `sqlite3`'s own driver, without the `datetime` its
 from claude_mem.store.context_schema import m017_search_context
 from claude_mem.store.sql_script import run_script
 from claude_mem.store.transaction import transaction
+from claude_mem.store.use_schema import m018_memory_in_use
 from claude_mem.store.vector_schema import m016_compact_vectors
 
 # The own columns of each full-text index (m002; m017 adds `context` after them), read by `forget` to
@@ -609,7 +610,8 @@ def m015_project_counts(conn: sqlite3.Connection) -> None:
 
 MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects,
               m008_team, m009_caught_late, m010_changes, m011_observation_files, m012_ids, m013_processed_at,
-              m014_supersession, m015_project_counts, m016_compact_vectors, m017_search_context]
+              m014_supersession, m015_project_counts, m016_compact_vectors, m017_search_context,
+              m018_memory_in_use]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from claude_mem import privacy
 from claude_mem.domain import iso
 from claude_mem.store import caught_late, fingerprints, rows
+from claude_mem.store import spend as ledger
 from claude_mem.store.context import OBSERVATION_WEIGHTS
 from claude_mem.store.models import Batch, ParsedObservation, ParsedSummary, Related
 from claude_mem.store.transaction import transaction
@@ -64,11 +65,13 @@ def event_time(batch: Batch, now: str) -> str:
 def store_batch(
     conn: sqlite3.Connection, batch: Batch, observations: Sequence[ParsedObservation],
     summary: ParsedSummary | None, *, input_tokens: int = 0, output_tokens: int = 0, provider: str = "",
-    failed: Mapping[int, str] | None = None,
+    failed: Mapping[int, str] | None = None, spend: ledger.Spend | None = None,
 ) -> Stored | None:
     """Commit the batch's results and finish its events; None if the lease was lost meanwhile.
 
-    Events named in `failed` (id -> error) end `failed` with that error instead of `done`.
+    Events named in `failed` (id -> error) end `failed` with that error instead of `done`. `spend`
+    (what the batch cost) goes into the observer's ledger in the same transaction, even when the
+    lease was lost: the tokens were spent all the same.
     """
     failed = dict(failed or {})
     # Defence in depth: the hooks redacted what the observer read, but its reply is cleaned again
@@ -89,6 +92,8 @@ def store_batch(
     prompt_number = _prompt_number(batch)
     batch_files = _batch_files(batch)
     with transaction(conn):
+        if spend is not None:
+            ledger.add(conn, batch.session_id, spend)
         ours = conn.execute(
             f"SELECT COUNT(*) FROM pending_events WHERE id IN ({marks}) AND status = 'claimed' AND lease_until = ?",
             [*batch.ids, batch.lease],

@@ -1,5 +1,6 @@
-// The stats view: what memory costs (observer tokens per day and per tool event) and what it saves
-// (the index injected at session start against the narratives it stands for), per project or overall.
+// The stats view: what memory costs (observer tokens per day and per tool event), what it saves
+// (the index injected at session start against the narratives it stands for) and whether it is used
+// (what sessions were shown, and used of it: fetched, found by a search, cited), per project or overall.
 import { $, api, debounce, notice, plural, query } from "./api.js";
 import * as chart from "./chart.js";
 import * as render from "./render.js";
@@ -9,6 +10,7 @@ const TYPES = ["bugfix", "feature", "refactor", "change", "discovery", "decision
 const DAYS = 30;
 let shownFor = null;
 let usage = null;
+let inUse = null;
 
 const number = (n) => Number(n || 0).toLocaleString("en");
 
@@ -86,6 +88,85 @@ function indexFigure(data, width) {
   return figure("What the index saves", graphic, summary);
 }
 
+function useFigure(data, use, width) {
+  const index = new Map(data.days.map((day, i) => [day, i]));
+  const used = data.days.map(() => 0);
+  const unused = data.days.map(() => 0);
+  for (const row of use.per_day || []) {
+    if (!index.has(row.day)) continue;
+    used[index.get(row.day)] += row.used_of_shown || 0;
+    unused[index.get(row.day)] += Math.max(0, (row.shown || 0) - (row.used_of_shown || 0));
+  }
+  const series = [{ name: "used", label: "shown, then used", values: used },
+    { name: "unused", label: "shown, not used", values: unused }];
+  const shown = used.reduce((a, b) => a + b, 0) + unused.reduce((a, b) => a + b, 0);
+  const usedTotal = used.reduce((a, b) => a + b, 0);
+  const summary = shown
+    ? `Sessions were shown ${plural(shown, "memory", "memories")} in ${data.days.length} days and used`
+      + ` ${number(usedTotal)} of them (${Math.round((100 * usedTotal) / shown)}%). Uses: fetched ${number(use.by_how.fetched)},`
+      + ` found by a search ${number(use.by_how.searched)}, cited ${number(use.by_how.cited)};`
+      + ` ${number(use.tokens_injected)} tokens injected.`
+    : `No session was shown memory in the last ${data.days.length} days.`;
+  const graphic = chart.stackedBars({ days: data.days, series, width, title: "Memory shown and used per day",
+    description: summary, unit: " memories" });
+  return figure("Memory in use, per day", graphic, summary, series);
+}
+
+function useList(titleText, rows, empty, describe) {
+  const box = render.el("section", "panel use-list");
+  box.append(render.el("h2", "", titleText));
+  if (!rows || !rows.length) {
+    box.append(render.el("p", "muted", empty));
+    return box;
+  }
+  const list = render.el("ol", "use-rows");
+  for (const row of rows) {
+    const item = render.el("li", "use-row");
+    item.append(render.el("span", "use-ref", `#${row.id}`), render.badge("observation", row.type),
+      render.el("span", "use-title", row.title), render.el("span", "use-count muted", describe(row)));
+    list.append(item);
+  }
+  box.append(list);
+  return box;
+}
+
+function useLists(use) {
+  const box = render.el("div", "use-lists");
+  box.append(
+    useList("Most used memories", use.most_used, "No memory was used in these days.",
+      (row) => `used in ${plural(row.used, "session")} · shown in ${number(row.shown)}`),
+    useList("Shown most, never used", use.least_used, "Every memory shown was used.",
+      (row) => `shown in ${plural(row.shown, "session")}`),
+  );
+  return box;
+}
+
+// The observer's ledger (`usage.observer_spend`): per day and provider, its requests and tokens, and the
+// batches the offline observer took because a token budget was spent; newest day first.
+function spendFigure(data) {
+  const rows = [...(data.observer_spend || [])].sort((a, b) => b.day.localeCompare(a.day));  // stable: providers stay in order
+  const box = render.el("figure", "panel chart-box spend");
+  box.append(render.el("figcaption", "", "Observer spend, per day and provider"));
+  if (!rows.length) {
+    box.append(render.el("p", "chart-summary", `No observer requests in the last ${data.days.length} days.`));
+    return box;
+  }
+  const cells = (tag, values) => {
+    const tr = render.el("tr");
+    tr.append(...values.map((value, i) => render.el(tag, i > 1 ? "num" : "", value)));
+    return tr;
+  };
+  const table = render.el("table", "spend-table");
+  table.append(cells("th", ["Day", "Provider", "Requests", "Input tokens", "Output tokens", "Over budget"]),
+    ...rows.map((row) => cells("td", [row.day, row.provider, number(row.requests), number(row.input),
+      number(row.output), number(row.over_budget)])));
+  const offline = rows.reduce((sum, row) => sum + (row.over_budget || 0), 0);
+  const summary = `${plural(rows.reduce((sum, row) => sum + row.requests, 0), "request")} over ${plural(new Set(rows.map((row) => row.day)).size, "day")}`
+    + (offline ? `; ${plural(offline, "batch", "batches")} observed offline because a token budget was spent.` : "; no budget was spent.");
+  box.append(table, render.el("p", "chart-summary", summary));
+  return box;
+}
+
 function draw(data) {
   const width = chartWidth();
   const fetches = data.fetches || {};
@@ -102,7 +183,17 @@ function draw(data) {
     tile("MCP fetches per observation", Number(fetches.per_observation || 0).toFixed(2),
       `${plural(fetches.fetches || 0, "fetch", "fetches")} of ${plural(fetches.observations || 0, "observation")}`),
   );
-  $("stats").replaceChildren(tiles, observationsFigure(data, width), tokensFigure(data, width), indexFigure(data, width));
+  const parts = [tiles, observationsFigure(data, width), tokensFigure(data, width), indexFigure(data, width)];
+  if (inUse) {
+    const rate = inUse.use_rate === null || inUse.use_rate === undefined ? "–" : `${Math.round(inUse.use_rate * 100)}%`;
+    tiles.append(
+      tile("Memory used", rate, `${number(inUse.used_of_shown)} of ${number(inUse.shown)} shown`),
+      tile("Sessions given memory", number(inUse.sessions), `${chart.compact(inUse.tokens_injected)} tokens injected`),
+    );
+    parts.push(useFigure(data, inUse, width), useLists(inUse));
+  }
+  parts.push(spendFigure(data));
+  $("stats").replaceChildren(...parts);
 }
 
 async function load() {
@@ -111,6 +202,7 @@ async function load() {
   const stats = await api(`/api/stats?${query({ project: wanted, days: DAYS })}`);
   if (wanted !== filters.project) return;
   usage = stats.usage;
+  inUse = stats.in_use || null;
   if (!usage) {
     $("stats").replaceChildren(render.el("p", "muted", "This worker reports no usage figures (an older version?)."));
     return;

@@ -17,6 +17,7 @@ export function showHealth(health) {
   $("provider").classList.toggle("warn-text", !provider.ok);
   if ("warnings" in health) showSettingsWarnings(health.warnings);
   if ("vectors" in health) showVectors(health.vectors);
+  if ("budget" in health) showBudget(health.budget);
   showCounts(health.queue);
 }
 
@@ -44,6 +45,24 @@ function showVectors(vectors) {
   const eta = vectors.eta_s == null ? "" : ` · about ${vectors.eta_s < 90 ? `${vectors.eta_s} s` : `${Math.round(vectors.eta_s / 60)} min`} left`;
   const rate = vectors.rate ? ` · ${vectors.rate}/s` : "";
   line.textContent = `Search by meaning: ${done} of ${vectors.total.toLocaleString()} embedded${rate}${eta}`;
+}
+
+// The observer's token budgets: today's spend against the daily one, and whether (and until when) the
+// offline observer stands in because a budget is spent; hidden while neither is set and nothing is spent.
+function showBudget(budget) {
+  const line = $("budget");
+  const spent = budget ? Number(budget.spent_today || 0).toLocaleString("en") : "0";
+  line.hidden = !budget || (!budget.daily_tokens && !budget.session_tokens && !budget.spent_today);
+  if (line.hidden) return;
+  const daily = budget.daily_tokens ? ` of ${Number(budget.daily_tokens).toLocaleString("en")}` : "";
+  const session = budget.session_tokens ? `; ${Number(budget.session_tokens).toLocaleString("en")} a session` : "";
+  const over = budget.state !== "ok";
+  line.textContent = `Token budget: ${spent}${daily} tokens today (UTC)${session}`
+    + (over ? ` · ${budget.state}: offline observer ${budget.state === "over daily budget"
+      ? `until ${String(budget.resets_at).slice(0, 16).replace("T", " ")} UTC`
+      : `for ${budget.sessions_over_budget} session(s)`}` : "");
+  line.title = budget.reason || "";
+  line.classList.toggle("warn-text", over);
 }
 
 // Refused settings (a bad value in settings.json or the environment): the worker uses another value.

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from claude_mem import privacy, settings
+from claude_mem.observer import budget
 from claude_mem.store import caught_late, queue
 from claude_mem.worker.context import WorkerContext
 
@@ -27,21 +29,23 @@ async def provider_health(ctx: WorkerContext) -> dict[str, object]:
     return {"name": name, "ok": False, "reason": "no observer service is running in this worker"}
 
 
-def store_figures(ctx: WorkerContext) -> tuple[dict[str, int], dict[str, object]]:
-    """The queue counts, and what the second redaction pass caught (`store.caught_late`)."""
+def store_figures(ctx: WorkerContext) -> tuple[dict[str, int], dict[str, object], dict[str, object]]:
+    """The queue counts, what the second redaction pass caught (`store.caught_late`), and the observer's
+    token budget as the worker applies it (its settings, the ledger)."""
     conn = ctx.connect()
     try:
-        return queue.queue_counts(conn), caught_late.report(conn)
+        return (queue.queue_counts(conn), caught_late.report(conn),
+                budget.report(conn, budget.Limits.from_settings(ctx.settings), time.time()))
     finally:
         conn.close()
 
 
 async def health_report(ctx: WorkerContext) -> dict[str, object]:
     try:
-        queue, caught = await asyncio.to_thread(store_figures, ctx)
+        queue, caught, spend = await asyncio.to_thread(store_figures, ctx)
         database_error = None
     except Exception as exc:
-        queue, caught, database_error = None, None, f"{type(exc).__name__}: {exc}"
+        queue, caught, spend, database_error = None, None, None, f"{type(exc).__name__}: {exc}"
     problems = dict(ctx.service_errors)
     if database_error:
         problems["database"] = database_error
@@ -58,6 +62,8 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
         "uptime": round(ctx.uptime, 3),
         "provider": await provider_health(ctx),
         "queue": queue,
+        # {daily_tokens, session_tokens, spent_today, state, reason, resets_at, …}: observer.budget.report
+        "budget": spend,
         "privacy": caught,  # {secrets_caught_late, latest}: rows redacted after the hooks missed a secret
         "problems": problems,
         "store": store,  # repairs made since the worker started (restored backup, rebuilt index)
@@ -65,6 +71,7 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
         "team": await asyncio.to_thread(ctx.team_status) if ctx.team_status else None,
         # rows stored before m017 not yet in the keyword index with their neighbours' text
         "keyword_index": ctx.index_status() if ctx.index_status else None,
+        "memory_use": ctx.use_status() if ctx.use_status else None,  # events read for the use of memory
         "warnings": warnings,  # refused settings, each with the value used instead
         "recovery": ctx.recovery,
     }

@@ -93,7 +93,8 @@ async def projects_route(request: Request) -> Response:
 async def stats_route(request: Request) -> Response:
     """Counters (rows per table, events by status, observations by type, database size, the bus) and
     `usage`: what memory cost and saved over the last `days` (1..366, default 30) UTC days, for
-    `project` (a key, display name or path) or every project (see `recall.usage`)."""
+    `project` (a key, display name or path) or every project (see `recall.usage`); `in_use`: what the
+    sessions of those days were shown and used (`recall.usage.in_use`, issue 30)."""
     query = common.params(request, ("project", "days"))
     days = common.integer(query, "days", 30, 1, usage.MAX_DAYS)
     ctx = common.ctx_of(request)
@@ -102,7 +103,8 @@ async def stats_route(request: Request) -> Response:
     def work(conn: Store) -> dict[str, Any]:
         key = common.project(conn, query.get("project"))
         return {"counts": stats.store_counts(conn), "observations_by_type": stats.observations_by_type(conn),
-                "projects": stats.project_count(conn), "usage": usage.usage(conn, key, days, values, ctx.data_dir)}
+                "projects": stats.project_count(conn), "usage": usage.usage(conn, key, days, values, ctx.data_dir),
+                "in_use": usage.in_use(conn, key, days)}
 
     counted = await common.reading(request, work)
     return JSONResponse({

@@ -20,6 +20,7 @@ from claude_mem.worker.context import WorkerContext
 from claude_mem.worker.context_fill import ContextFillService
 from claude_mem.worker.embedding_service import EmbeddingService
 from claude_mem.worker.team_service import TeamService
+from claude_mem.worker.use_service import UseService
 
 log = logging.getLogger("claude_mem.worker")
 
@@ -42,7 +43,7 @@ def default_services(settings: dict[str, object]) -> list[Service]:
     from claude_mem.worker.change_feed import ChangeFeed
 
     services: list[Service] = [BackupService(), CaptureSocket(), ObserverService(), ChangeFeed(), ContextFillService(),
-                               EmbeddingService(), TeamService()]
+                               UseService(), EmbeddingService(), TeamService()]
     services.extend(plugin_services())
     return services
 
