@@ -39,8 +39,8 @@ TOOL_SEARCH_HINT = re.compile(r"call ToolSearch with query `(select:[^`]+)`")
 
 
 def _deferred_listed(request_text: str, name: str) -> bool:
-    """Whether Claude Code lists `name` among its deferred tools (one name a line) in this request."""
-    return f"\\n{name}\\n" in request_text or f"\n{name}\n" in request_text
+    """Whether Claude Code lists `name` among its deferred tools (one name a line) in this request (JSON text)."""
+    return re.search(r'\\n' + re.escape(name) + r'(\\n|")', request_text) is not None
 
 
 def _through_tool_search(words: str, request_text: str, called: tuple[str, ...]) -> list[ToolStep]:
