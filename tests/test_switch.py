@@ -277,3 +277,21 @@ def test_read_honours_excluded_projects_and_private_prompts(data_dir, project):
     for hook, payload in payloads.items():
         done = run_hook(hook, payload, env={switch.VARIABLE: "read", "CLAUDE_MEM_EXCLUDED_PROJECTS": key})
         assert done.returncode == 0 and not done.stdout, (hook, done.stdout)
+
+
+@pytest.mark.parametrize(("value", "said"), [("off", "stores nothing and is shown nothing"),
+                                             ("read", "is shown memory but stores nothing"),
+                                             ("write", "is stored but shown no memory"),
+                                             ("of", "not one of on, off, read, write")])
+def test_status_says_what_the_switch_in_this_shell_does(data_dir, value, said):
+    environment = {**os.environ, "CLAUDE_MEM_DATA_DIR": str(data_dir), "CLAUDE_MEM": value}
+    command = [sys.executable, "-m", "claude_mem", "status"]
+    text = " ".join(subprocess.run(command, capture_output=True, text=True, env=environment, timeout=60,
+                                   check=True).stdout.split())
+    assert f"CLAUDE_MEM='{value}' in this shell" in text and said in text
+    report = json.loads(subprocess.run([*command, "--json"], capture_output=True, text=True, env=environment,
+                                       timeout=60, check=True).stdout)["switch"]
+    assert report["mode"] == (value if value in ("off", "read", "write") else "off")
+    environment["CLAUDE_MEM"] = "on"
+    assert "in this shell" not in subprocess.run(command, capture_output=True, text=True, env=environment,
+                                                 timeout=60, check=True).stdout

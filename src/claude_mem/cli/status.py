@@ -17,7 +17,7 @@ from claude_mem.observer.budget import report_line
 from claude_mem.observer.providers.auto import describe
 from claude_mem.observer.report import observer_report
 from claude_mem.recall import usage
-from claude_mem.runtime import origin
+from claude_mem.runtime import origin, switch
 from claude_mem.store import db, migrations, stats
 from claude_mem.store.use_schema import m018_memory_in_use
 
@@ -50,6 +50,13 @@ def usage_report(directory: str, days: int = usage.IN_USE_DAYS) -> dict[str, Any
         conn.close()
 
 
+def switch_report() -> dict[str, Any]:
+    """`CLAUDE_MEM` in this shell (`runtime.switch`): what a session started from it stores and is shown."""
+    mode = switch.mode()
+    return {"value": switch.raw(), "mode": mode, "captures": switch.captures(mode), "shows": switch.shows(mode),
+            "problem": switch.problem()}
+
+
 def status_report() -> dict[str, Any]:
     """Everything `status` knows: the store, capture problems, the observer, the worker, the plugin's
     environment and refused settings."""
@@ -62,7 +69,7 @@ def status_report() -> dict[str, Any]:
     return {"store": stats.store_report(directory), "capture": capture_report(directory),
             "privacy": stats.privacy_report(directory), "observer": observer, "worker": worker,
             "environment": environment_report(directory), "worker_stopped": origin.read_stopped(directory),
-            "usage": usage_report(directory), "warnings": settings.problems(directory)}
+            "usage": usage_report(directory), "switch": switch_report(), "warnings": settings.problems(directory)}
 
 
 @cli.command()
@@ -108,6 +115,7 @@ def status(as_json: bool) -> None:
     table.add_row("summaries", str(counts["summaries"]))
     out.print(table)
     _print_usage(out, report["usage"])
+    _print_switch(out, report["switch"])
     _print_caught_late(out, report["privacy"])
     for warning in report["warnings"]:
         out.print(f"warning: {warning}", markup=False, style="yellow")
@@ -144,6 +152,17 @@ def status(as_json: bool) -> None:
     stopped = report["worker_stopped"]
     if stopped and not report["worker"].get("running"):
         out.print(f"the worker stopped itself at {stopped.get('at')}: {stopped.get('why')}", markup=False)
+
+
+def _print_switch(out: Console, state: dict[str, Any]) -> None:
+    if state["mode"] == switch.ON:
+        return
+    what = {switch.OFF: "stores nothing and is shown nothing", switch.READ: "is shown memory but stores nothing",
+            switch.WRITE: "is stored but shown no memory"}[state["mode"]]
+    out.print(f"{switch.VARIABLE}={state['value']!r} in this shell: a Claude Code session started from it {what}",
+              markup=False, style="yellow")
+    if state["problem"]:
+        out.print(f"  {state['problem']}", markup=False, style="yellow")
 
 
 def _print_usage(out: Console, use: dict[str, Any] | None) -> None:

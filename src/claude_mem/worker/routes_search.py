@@ -13,13 +13,13 @@ from claude_mem import settings
 from claude_mem.index.search import search
 from claude_mem.recall import context as session_context
 from claude_mem.recall import freshness, lists, related, usage
+from claude_mem.recall.prompt_context import MAX_RELATED
 from claude_mem.recall.timeline import MAX_SIDE, Timeline, timeline
 from claude_mem.store import Store, stats
 from claude_mem.worker import routes_common as common
 
 CONTEXT_SOURCES = ("startup", "resume", "clear", "compact")
 MAX_QUERY = 1000
-MAX_RELATED = 100
 
 
 async def search_route(request: Request) -> Response:
