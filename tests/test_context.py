@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import UTC, datetime
 
 import pytest
 
@@ -194,6 +195,20 @@ def test_warnings_for_failed_events_and_offline_observer(conn, data_dir):
     assert "Warning: 1 captured event(s) of this project failed to process" in result["text"]
     assert "observer is `offline`" in result["text"] and "observer: offline" in result["text"]
     assert "1 event(s) failed" in result["system_message"] and "observer offline" in result["system_message"]
+
+
+def test_a_spent_daily_budget_is_said_in_the_header(conn, data_dir):
+    seed_project(conn, PROJECT, 3)
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    conn.execute("INSERT INTO observer_spend (day, provider, session_id, requests, input_tokens, output_tokens)"
+                 " VALUES (?, 'anthropic', 1, 3, 900, 150), (?, 'anthropic', 1, 9, 99999, 1)", (today, "2026-01-01"))
+    values = {**settings.load(), "provider": "anthropic"}
+    result = context.build(conn, PROJECT, values={**values, "observer_daily_tokens": 1000}, data_dir=str(data_dir))
+    assert "the observer spent its daily token budget (1,050 of 1,000 tokens)" in result["text"]
+    assert "observer over its daily budget" in result["system_message"]
+    for unspent in (0, 2000):  # no budget, or one not spent today (another day's spend does not count)
+        result = context.build(conn, PROJECT, values={**values, "observer_daily_tokens": unspent}, data_dir=str(data_dir))
+        assert "daily token budget" not in result["text"] and "budget" not in result["system_message"]
 
 
 def test_observer_name_prefers_what_the_worker_reported(data_dir, monkeypatch, tmp_path):

@@ -74,9 +74,17 @@ def display_name(conn: Store, key: str) -> str:
     return projects.display_names([*known_projects(conn), key]).get(key, key)
 
 
-def _warnings(conn: Store | None, key: str, observer: str) -> list[tuple[str, str]]:
+def _warnings(conn: Store | None, key: str, observer: str, values: dict[str, Any]) -> list[tuple[str, str]]:
     """(line for the model, short note for the user) per problem worth knowing about."""
     found: list[tuple[str, str]] = []
+    budget = _setting_int(values, "observer_daily_tokens")
+    spent = store.observer_spent_on(conn, utc_now()[:10]) if conn is not None and budget > 0 else 0
+    if budget > 0 and spent >= budget and observer != "offline":
+        found.append((
+            f"Warning: the observer spent its daily token budget ({spent:,} of {budget:,} tokens): until 00:00 UTC"
+            " new observations are mechanical extracts made offline.",
+            "observer over its daily budget",
+        ))
     failed = store.failed_event_count(conn, key) if conn is not None else 0
     if failed:
         found.append((
@@ -224,7 +232,7 @@ def build(
     since = since if source not in FULL_SOURCES else None
     name = display_name(conn, key) if conn is not None else projects.display_names([key])[key]
     observer = observer_name(data_dir, values)
-    warnings = _warnings(conn, key, observer)
+    warnings = _warnings(conn, key, observer, values)
     header = _header(name, now, observer, [line for line, _ in warnings])
     if conn is None:
         total, rows, summary = 0, [], []

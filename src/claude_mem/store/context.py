@@ -100,6 +100,15 @@ def failed_event_count(conn: sqlite3.Connection, project: str) -> int:
     ).fetchone()[0])
 
 
+def observer_spent_on(conn: sqlite3.Connection, day: str) -> int:
+    """The observer's tokens (input + output, every provider) on UTC `day` (m018's ledger; 0 before it)."""
+    try:
+        return int(conn.execute("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) FROM observer_spend"
+                                " WHERE day = ?", (day,)).fetchone()[0])
+    except sqlite3.OperationalError:  # a read-only open of a database from before m018
+        return 0
+
+
 def last_injection(conn: sqlite3.Connection, content_session_id: str) -> str | None:
     """When the session last received context; None for a session never seen."""
     row = conn.execute(
