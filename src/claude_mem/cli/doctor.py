@@ -14,7 +14,7 @@ from claude_mem.cli.output import console, emit_json
 CHECKS = (checks.python_checks, checks.data_dir_checks, checks.database_checks, checks_runtime.settings_checks,
           checks_runtime.worker_checks, checks_runtime.observer_checks, checks_claude.hooks_checks,
           checks_claude.leftovers_checks, checks_runtime.environment_checks, checks_runtime.search_checks,
-          checks_team.team_checks, checks_claude.original_checks)
+          checks_team.team_checks, checks_claude.original_checks, checks_claude.auto_memory_checks)
 MARKS = {OK: ("✓", "green"), INFO: ("·", "cyan"), WARNING: ("!", "yellow"), PROBLEM: ("✗", "red")}
 
 

@@ -40,7 +40,26 @@ def status_report() -> dict[str, Any]:
     return {"store": stats.store_report(directory), "capture": capture_report(directory),
             "privacy": stats.privacy_report(directory), "observer": observer, "worker": worker,
             "environment": environment_report(directory), "worker_stopped": origin.read_stopped(directory),
-            "warnings": settings.problems(directory)}
+            "warnings": settings.problems(directory), "auto_memory": auto_memory_status(directory)}
+
+
+def auto_memory_status(directory: str) -> dict[str, Any]:
+    """Claude Code's auto memory for the current project (`recall.auto_memory_report.here`), or {error}."""
+    from claude_mem.recall import auto_memory_report
+
+    try:
+        conn = store.open(directory, readonly=True)
+    except store.NoDatabase:
+        conn = None
+    except store.DatabaseError as exc:
+        return {"error": f"database: {exc}"}
+    try:
+        return auto_memory_report.here(conn, settings.load(directory), directory)
+    except (OSError, store.DatabaseError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        if conn is not None:
+            conn.close()
 
 
 @cli.command()
@@ -53,7 +72,9 @@ def status(as_json: bool) -> None:
     pass had to redact after the hooks missed them); the observer (as the running worker reports
     it, else what the settings would give) and the worker; the worker's environment (the interpreter
     `claude-mem install` recorded, the plugin's venv: while it is built, its step, percent, start
-    time and log); and every refused setting. Never creates anything.
+    time and log); every refused setting; and Claude Code's own auto memory for the current project
+    (on or off, its directory, files indexed, tokens each memory injects at session start). Never
+    creates anything.
     """
     report = status_report()
     if as_json:
@@ -113,6 +134,18 @@ def status(as_json: bool) -> None:
     stopped = report["worker_stopped"]
     if stopped and not report["worker"].get("running"):
         out.print(f"the worker stopped itself at {stopped.get('at')}: {stopped.get('why')}", markup=False)
+    _print_auto_memory(out, report["auto_memory"])
+
+
+def _print_auto_memory(out: Console, found: dict[str, Any]) -> None:
+    from claude_mem.recall.auto_memory_report import summary_line
+
+    if found.get("error"):
+        out.print(f"Claude Code auto memory: not known ({found['error']})", markup=False, style="yellow")
+        return
+    out.print(summary_line(found), markup=False)
+    for problem in found["problems"][:5]:
+        out.print(f"  {problem}", markup=False, style="yellow")
 
 
 def _print_caught_late(out: Console, privacy: dict[str, Any]) -> None:

@@ -89,6 +89,8 @@ class WorkerContext:
     team_status: Callable[[], dict[str, object]] | None = None
     # The context-index service's {waiting, indexed, error} (issue 29: rows stored before m017).
     index_status: Callable[[], dict[str, object]] | None = None
+    # The auto memory service's {projects, files, synced, error} (issue 30: Claude Code's notes indexed).
+    auto_memory_status: Callable[[], dict[str, object]] | None = None
     # The observer service sets this to report its provider's health in /health (see health.py).
     provider_health: Callable[[], Awaitable[dict[str, object]]] | None = None
     # The observer service sets this to the name of the provider it runs (`auto` resolved).

@@ -65,6 +65,8 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
         "team": await asyncio.to_thread(ctx.team_status) if ctx.team_status else None,
         # rows stored before m017 not yet in the keyword index with their neighbours' text
         "keyword_index": ctx.index_status() if ctx.index_status else None,
+        # Claude Code's auto memory notes of recently active projects, indexed read-only
+        "auto_memory": ctx.auto_memory_status() if ctx.auto_memory_status else None,
         "warnings": warnings,  # refused settings, each with the value used instead
         "recovery": ctx.recovery,
     }
