@@ -200,22 +200,11 @@ def _port_checks(ctx: Context, ports: list[int], present: bool) -> list[Check]:
 def auto_memory_checks(ctx: Context) -> list[Check]:
     """Claude Code's own auto memory for the current project: on or off, where, what we index of it, and
     the tokens each memory injects at session start (issue 30). Reads only."""
-    from claude_mem import store
     from claude_mem.recall import auto_memory_report
 
-    try:
-        conn = store.open(ctx.data_dir, readonly=True)
-    except store.NoDatabase:
-        conn = None
-    except store.DatabaseError as exc:
-        return [Check("auto memory", WARNING, f"not checked: the database cannot be read ({exc})")]
-    try:
-        found = auto_memory_report.here(conn, ctx.values, ctx.data_dir)
-    except (OSError, store.DatabaseError) as exc:
-        return [Check("auto memory", WARNING, f"not checked: {type(exc).__name__}: {exc}")]
-    finally:
-        if conn is not None:
-            conn.close()
+    found = auto_memory_report.for_data_dir(ctx.data_dir, ctx.values)
+    if found.get("error"):
+        return [Check("auto memory", WARNING, f"not checked: {found['error']}")]
     checks = [Check("auto memory", INFO, auto_memory_report.summary_line(found))]
     if found["enabled"] and found["exists"] and not found["indexed"] and found["synced_at"] is None:
         checks.append(Check("auto memory", INFO, "its notes are not indexed yet",

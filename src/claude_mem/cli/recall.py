@@ -173,8 +173,10 @@ def render_record(item: dict[str, Any], names: dict[str, str]) -> None:
 @click.argument("ids", nargs=-1, required=True)
 @json_option()
 def show(ids: tuple[str, ...], as_json: bool) -> None:
-    """Print observations in full: `12` or `#12`; also summaries `S3` and prompts `P7`, and Claude Code's
-    auto memory notes `auto-memory:FILE` (as search lists them; the current project's first).
+    """Print observations in full: `12` or `#12`; also summaries `S3` and prompts `P7`.
+
+    Claude Code's auto memory notes too, as search lists them: `auto-memory:FILE` (the current
+    project's first; shown as indexed, secrets redacted).
 
     Each observation shown counts as one fetch (its fetch_count grows), which tells which
     memories are actually used.

@@ -47,19 +47,7 @@ def auto_memory_status(directory: str) -> dict[str, Any]:
     """Claude Code's auto memory for the current project (`recall.auto_memory_report.here`), or {error}."""
     from claude_mem.recall import auto_memory_report
 
-    try:
-        conn = store.open(directory, readonly=True)
-    except store.NoDatabase:
-        conn = None
-    except store.DatabaseError as exc:
-        return {"error": f"database: {exc}"}
-    try:
-        return auto_memory_report.here(conn, settings.load(directory), directory)
-    except (OSError, store.DatabaseError) as exc:
-        return {"error": f"{type(exc).__name__}: {exc}"}
-    finally:
-        if conn is not None:
-            conn.close()
+    return auto_memory_report.for_data_dir(directory, settings.load(directory))
 
 
 @cli.command()

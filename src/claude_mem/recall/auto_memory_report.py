@@ -64,6 +64,27 @@ def here(conn: Store | None, values: dict[str, Any] | None = None, data_dir: str
     return overview(conn, key, identity.project_root(where), values, data_dir)
 
 
+def for_data_dir(data_dir: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`here` read through a connection that creates and changes nothing (`checkup.open_untouched`), or
+    {error} when the database cannot be read."""
+    from typing import cast
+
+    from claude_mem import paths
+    from claude_mem.store import DatabaseError, checkup
+
+    path = paths.db_path(data_dir)
+    conn: Store | None = None
+    try:
+        if os.path.exists(path):
+            conn = cast(Store, checkup.open_untouched(path))
+        return here(conn, values, data_dir)
+    except (OSError, DatabaseError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        if conn is not None:
+            conn.close()
+
+
 def summary_line(found: Mapping[str, Any]) -> str:
     """One line: on/off, where, indexed, tokens of each memory at session start."""
     state = "on" if found["enabled"] else f"off ({found['why_off']})"
