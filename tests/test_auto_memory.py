@@ -32,6 +32,7 @@ from claude_mem.runtime import auto_memory as files
 from claude_mem.store import auto_memory as repository
 from claude_mem.store import db
 from recall_seed import add_observation, add_session, stamp
+from viewer_support import browser, open_page, served  # noqa: F401  (fixtures)
 
 SECRET = "AKIAIOSFODNN7EXAMPLE"
 
@@ -338,3 +339,22 @@ def test_doctor_warns_of_a_bad_setting_and_status_says_off(data_dir, memory, rep
     assert checks[1]["status"] == "warning" and "autoMemoryDirectory is not a string" in checks[1]["detail"]
     found = json.loads(run("status", "--json").output)["auto_memory"]
     assert found["enabled"] is False and found["tokens"]["auto_memory"] == 0
+
+
+def test_the_viewer_search_shows_a_note_labelled_auto_memory(served, open_page, data_dir, memory, repo):
+    from test_observer_worker import wait_for
+
+    conn = db.connect(db.db_path(str(data_dir)))
+    session = add_session(conn, "s-viewer", repo, stamp(2))
+    add_observation(conn, repo, "Staging deploy script retries twice", session_id=session, created_at=stamp(1))
+    auto_memory.sync(conn, repo)
+    conn.close()
+    page = open_page(served.start().url).page
+    page.fill("#search", "staging deploy")
+    wait_for(lambda: page.locator('#feed .card[data-key^="auto-memory:"]').count() == 2, 10, "the notes among the results")
+    note = page.locator('#feed .card[data-ref="auto-memory:deploy_staging.md"]')
+    assert note.locator(".tag").text_content() == "auto-memory"
+    assert "auto-memory:deploy_staging.md" in note.locator(".ref").text_content()
+    assert page.locator('#feed .card[data-key^="observation:"]').count() == 1
+    note.locator(".card-head").click()
+    assert "Claude Code's own auto memory" in note.locator(".details").inner_text()
