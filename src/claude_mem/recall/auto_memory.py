@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 
-from claude_mem.runtime import auto_memory as files
 from claude_mem.store import auto_memory as repository
 
 if False:  # for the type checker only: `typing` stays off the hook path
@@ -30,7 +29,7 @@ def sync(conn: Any, project: str, environ: Mapping[str, str] | None = None, root
     """Index the auto memory directory of `project` (a key; `root`: its checkout on disk, when it was
     moved); returns the report also kept by `record_sync`: {directory, enabled, why_off, source, exists,
     files, binary, capped, problems, read, removed}."""
-    from claude_mem import privacy
+    from claude_mem.runtime import auto_memory as files
 
     where = files.locate(root or project, environ)
     found = files.listing(where.directory)
@@ -50,6 +49,8 @@ def sync(conn: Any, project: str, environ: Mapping[str, str] | None = None, root
             repository.touch(conn, project, path, size, mtime_ns)
             continue
         read += 1
+        from claude_mem import privacy  # its patterns cost a few ms to load: only when a file is stored
+
         repository.save(conn, project, path, {
             "name": privacy.clean(note.name), "description": privacy.clean(note.description),
             "type": note.type, "body": privacy.clean(note.body), "size": size, "mtime_ns": mtime_ns,
@@ -66,13 +67,18 @@ def sync(conn: Any, project: str, environ: Mapping[str, str] | None = None, root
         "directory": where.directory, "enabled": where.enabled, "why_off": where.why_off, "source": where.source,
         "exists": not found.missing, "files": len(now) - binary, "binary": binary, "capped": found.capped,
         "problems": problems[:20], "read": read, "removed": len(gone)}
-    repository.record_sync(conn, project, report)
+    kept = repository.last_sync(conn, project)
+    if kept is None or any(kept[name] != report[name] for name in ("directory", "enabled", "files", "binary", "capped",
+                                                                   "problems")):
+        repository.record_sync(conn, project, report)  # written only when something changed: a search stays a read
     return report
 
 
 def unchanged(conn: Any, project: str, environ: Mapping[str, str] | None = None, root: str | None = None) -> bool:
     """Whether `project`'s directory still matches its rows by stat alone (what the worker looks at
     every few seconds before it syncs)."""
+    from claude_mem.runtime import auto_memory as files
+
     where = files.locate(root or project, environ)
     found = files.listing(where.directory)
     stored = repository.known(conn, project)
@@ -91,6 +97,8 @@ def already_loaded(conn: Any, project: str, rows: list[Any]) -> set[int]:
     text = repository.index_text(conn, project)
     if not text:
         return set()
+    from claude_mem.runtime import auto_memory as files  # only for a project with a MEMORY.md
+
     loaded = f" {_words(files.loaded_part(text))} "
     found = set()
     for row in rows:

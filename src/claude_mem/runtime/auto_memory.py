@@ -23,7 +23,6 @@ The facts relied on (Claude Code docs `memory.md`, "Auto memory", mirror ericbue
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 
@@ -63,6 +62,8 @@ def _settings_files(root: str, environ: Mapping[str, str]) -> list[tuple[str, st
 
 def _read_settings(path: str) -> tuple[dict[str, object], str]:
     """A settings file's object ({} when it does not exist) and what is wrong with it ("" when nothing)."""
+    import json  # off the hook path (it imports `re`): the session-start hook never locates
+
     try:
         with open(path, "rb") as handle:
             raw = handle.read(MAX_SETTINGS_BYTES + 1)
@@ -83,6 +84,8 @@ def _read_settings(path: str) -> tuple[dict[str, object], str]:
 
 def _directory_setting(value: object, path: str) -> tuple[str | None, str]:
     """`autoMemoryDirectory` → (absolute directory, "") or (None, why it is refused)."""
+    import json
+
     if not isinstance(value, str):
         return None, f"{path}: autoMemoryDirectory is not a string ({json.dumps(value)[:60]}); ignored"
     candidate = value
@@ -127,6 +130,8 @@ def _default_directory(root: str, environ: Mapping[str, str]) -> str:
 
 def locate(root: str, environ: Mapping[str, str] | None = None) -> Location:
     """Where auto memory lives for the project whose key (repository root) is `root`, and whether it is on."""
+    import json
+
     environ = os.environ if environ is None else environ
     problems: list[str] = []
     directory, source = "", "default"

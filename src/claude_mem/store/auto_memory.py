@@ -9,7 +9,6 @@ transaction (m019 has no triggers).
 from __future__ import annotations
 
 import _sqlite3 as sqlite3
-import json
 
 from claude_mem.store.transaction import transaction
 
@@ -96,6 +95,8 @@ def damaged(conn: sqlite3.Connection, project: str, cap: int = 20) -> list[tuple
 
 def record_sync(conn: sqlite3.Connection, project: str, report: dict[str, object]) -> None:
     """Keep the last sync of `project`: directory, enabled, files, binary, capped, problems."""
+    import json  # off the hook path (it imports `re`)
+
     conn.execute(
         "INSERT INTO auto_memory_dirs (project, directory, enabled, files, binary, capped, problems, synced_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) ON CONFLICT (project) DO UPDATE SET"
@@ -108,6 +109,8 @@ def record_sync(conn: sqlite3.Connection, project: str, report: dict[str, object
 
 def last_sync(conn: sqlite3.Connection, project: str) -> dict[str, object] | None:
     """The last sync of `project` ({directory, enabled, files, binary, capped, problems, synced_at}), or None."""
+    import json
+
     if not exists(conn):
         return None
     row = conn.execute("SELECT directory, enabled, files, binary, capped, problems, synced_at FROM auto_memory_dirs"
