@@ -358,3 +358,14 @@ def test_the_viewer_search_shows_a_note_labelled_auto_memory(served, open_page, 
     assert page.locator('#feed .card[data-key^="observation:"]').count() == 1
     note.locator(".card-head").click()
     assert "Claude Code's own auto memory" in note.locator(".details").inner_text()
+
+
+def test_the_benchmark_really_runs_and_its_figures_are_sane():
+    from bench import bench_auto_memory
+
+    figures = bench_auto_memory.main(["--quick"])
+    assert figures["notes"] == bench_auto_memory.NOTES and figures["observations"] == 1_000
+    shown = figures["rows_injected"]
+    assert shown["with_notes"] < shown["without_notes"]  # MEMORY.md states some index titles: they are left out
+    assert all(value["cpu_ms"] > 0 for value in figures["session_start"].values())
+    assert figures["unchanged_look_us"] > 0 and figures["cli_search_ms"]["with_notes"] > 0

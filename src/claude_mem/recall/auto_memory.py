@@ -23,6 +23,9 @@ if False:  # for the type checker only: `typing` stays off the hook path
 
 # A title shorter than this (in normalised characters) is too common to count as stated.
 MIN_TITLE = 12
+# Punctuation and Markdown marks (ASCII) read as spaces: a bytes `translate` runs at C speed, where a Unicode
+# regex or a `str.translate` costs 0.5–1 ms on a full MEMORY.md at session start.
+_MARKS = bytes(c if chr(c).isalnum() or c >= 128 else 32 for c in range(256))
 
 
 def sync(conn: Any, project: str, environ: Mapping[str, str] | None = None, root: str | None = None) -> dict[str, Any]:
@@ -85,9 +88,9 @@ def unchanged(conn: Any, project: str, environ: Mapping[str, str] | None = None,
     return found.files == {path: known[:2] for path, known in stored.items()}
 
 
-def _words(text: str) -> str:
-    """Lower-case words joined by single spaces (punctuation and Markdown marks dropped)."""
-    return " ".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
+def _words(text: str) -> bytes:
+    """Lower-case words (UTF-8) joined by single spaces, ASCII punctuation and Markdown marks dropped."""
+    return b" ".join(text.lower().encode("utf-8", "replace").translate(_MARKS).split())
 
 
 def already_loaded(conn: Any, project: str, rows: list[Any]) -> set[int]:
@@ -99,10 +102,10 @@ def already_loaded(conn: Any, project: str, rows: list[Any]) -> set[int]:
         return set()
     from claude_mem.runtime import auto_memory as files  # only for a project with a MEMORY.md
 
-    loaded = f" {_words(files.loaded_part(text))} "
+    loaded = b" " + _words(files.loaded_part(text)) + b" "
     found = set()
     for row in rows:
         title = _words(str(row[3] or ""))
-        if len(title) >= MIN_TITLE and f" {title} " in loaded:
+        if len(title) >= MIN_TITLE and b" " + title + b" " in loaded:
             found.add(int(row[0]))
     return found
