@@ -369,3 +369,24 @@ def test_the_benchmark_really_runs_and_its_figures_are_sane():
     assert shown["with_notes"] < shown["without_notes"]  # MEMORY.md states some index titles: they are left out
     assert all(value["cpu_ms"] > 0 for value in figures["session_start"].values())
     assert figures["unchanged_look_us"] > 0 and figures["cli_search_ms"]["with_notes"] > 0
+
+
+def test_a_hybrid_search_with_the_real_model_merges_notes_beside_its_best_word_match(conn, memory, repo):
+    from claude_mem.index import embedder, semantic
+    from conftest import require
+
+    require(embedder.unavailable() is None, f"the embedding model cannot run here: {embedder.unavailable()}")
+    session = add_session(conn, "s-hybrid", repo, stamp(3))
+    for n, title in enumerate(("Staging deploy script retries twice on timeout",
+                               "Renamed the billing worker queue", "Cache eviction uses an LRU")):
+        add_observation(conn, repo, title, session_id=session, created_at=stamp(2 - n / 10))
+    while semantic.embed_missing(conn, 16):
+        pass
+    auto_memory.sync(conn, repo)
+    found = search(conn, SearchQuery.build("staging deploy", kinds=("observation", "auto-memory"), project=repo))
+    assert found.mode == "hybrid"
+    kinds = [(hit["kind"], hit["score"]) for hit in found.items]
+    notes_found = [score for kind, score in kinds if kind == "auto-memory"]
+    assert max(notes_found) == notes.KEYWORD_SHARE  # the best note scores as the best word match does
+    assert [hit["score"] for hit in found.items] == sorted((hit["score"] for hit in found.items), reverse=True)
+    assert found.items[0]["title"].startswith("Staging deploy")
