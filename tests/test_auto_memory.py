@@ -390,3 +390,18 @@ def test_a_hybrid_search_with_the_real_model_merges_notes_beside_its_best_word_m
     assert max(notes_found) == notes.KEYWORD_SHARE  # the best note scores as the best word match does
     assert [hit["score"] for hit in found.items] == sorted((hit["score"] for hit in found.items), reverse=True)
     assert found.items[0]["title"].startswith("Staging deploy")
+
+
+def test_with_auto_memory_off_the_session_start_index_keeps_everything(conn, memory, repo, data_dir, claude_home,
+                                                                         monkeypatch):
+    session = add_session(conn, "s-off", repo, stamp(3))
+    stated = add_observation(conn, repo, "Login tests are flaky under parallel load", session_id=session,
+                             created_at=stamp(2))
+    auto_memory.sync(conn, repo)
+    assert stated not in context.build(conn, repo, data_dir=str(data_dir))["ids"]
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")  # this session loads no MEMORY.md
+    assert stated in context.build(conn, repo, data_dir=str(data_dir))["ids"]
+    monkeypatch.delenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY")
+    (claude_home / "settings.json").write_text(json.dumps({"autoMemoryEnabled": False}))
+    assert auto_memory.sync(conn, repo)["enabled"] is False  # the notes stay searchable, MEMORY.md is not loaded
+    assert stated in context.build(conn, repo, data_dir=str(data_dir))["ids"]

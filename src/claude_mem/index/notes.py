@@ -15,6 +15,7 @@ note's modification time.
 """
 
 from dataclasses import replace
+from typing import cast
 
 from claude_mem.index import fts
 from claude_mem.index.base import SearchResult
@@ -42,7 +43,7 @@ def hits(conn: Store, query: SearchQuery, want: int) -> tuple[int, list[Hit]]:
     where = query.filters
     total, rows = repository.note_hits(conn, expression, where.project, where.since, where.until, want,
                                        query.snippets)
-    return total, [row for row in rows]  # type: ignore[misc]
+    return total, cast(list[Hit], rows)  # the hit keys, and the note's `path`
 
 
 def _merged(found: list[Hit], notes: list[Hit], order: str, higher_better: bool) -> list[Hit]:

@@ -95,8 +95,10 @@ def _words(text: str) -> bytes:
 
 def already_loaded(conn: Any, project: str, rows: list[Any]) -> set[int]:
     """Ids of `rows` (observation index rows: id first, title fourth) whose title `MEMORY.md`'s loaded
-    part already states, compared as normalised words. One index seek when the project has no
-    `MEMORY.md` indexed."""
+    part already states, compared as normalised words — unless auto memory is off (this session's
+    environment, or the settings its last sync read). Two index seeks when there is no `MEMORY.md`."""
+    if os.environ.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "").strip().lower() in ("1", "true", "yes", "on"):
+        return set()  # this session loads no MEMORY.md
     text = repository.index_text(conn, project)
     if not text:
         return set()

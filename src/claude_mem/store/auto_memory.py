@@ -132,11 +132,11 @@ def counts(conn: sqlite3.Connection, project: str | None = None) -> int:
 
 
 def index_text(conn: sqlite3.Connection, project: str) -> str | None:
-    """The stored text of `project`'s `MEMORY.md` (None when it has none, or the store predates m019).
-    One index seek: the session-start hook reads it."""
+    """The stored text of `project`'s `MEMORY.md` while its last sync found auto memory on (None when it has
+    none, it is off, or the store predates m019). Two index seeks: the session-start hook reads it."""
     try:
-        row = conn.execute("SELECT body FROM auto_memory WHERE project = ? AND path = 'MEMORY.md'",
-                           (project,)).fetchone()
+        row = conn.execute("SELECT a.body FROM auto_memory a JOIN auto_memory_dirs d ON d.project = a.project"
+                           " WHERE a.project = ? AND a.path = 'MEMORY.md' AND d.enabled = 1", (project,)).fetchone()
     except sqlite3.OperationalError:  # a read-only store from before m019
         return None
     return None if row is None else str(row[0])
