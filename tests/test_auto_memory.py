@@ -405,3 +405,20 @@ def test_with_auto_memory_off_the_session_start_index_keeps_everything(conn, mem
     (claude_home / "settings.json").write_text(json.dumps({"autoMemoryEnabled": False}))
     assert auto_memory.sync(conn, repo)["enabled"] is False  # the notes stay searchable, MEMORY.md is not loaded
     assert stated in context.build(conn, repo, data_dir=str(data_dir))["ids"]
+
+
+def test_forgetting_the_project_forgets_our_copy_of_its_notes(data_dir, memory, repo):
+    conn = db.connect(db.db_path(str(data_dir)))
+    session = add_session(conn, "s-forget", repo, stamp(1))
+    add_observation(conn, repo, "Anything at all to make the project known", session_id=session, created_at=stamp(0.5))
+    auto_memory.sync(conn, repo)
+    conn.close()
+    run("forget", "--project", repo, "--yes")
+    conn = db.connect(db.db_path(str(data_dir)))
+    try:
+        assert repository.counts(conn) == 0 and repository.last_sync(conn, repo) is None
+        assert search(conn, SearchQuery.build("staging deploy", kinds=("auto-memory",))).items == []
+    finally:
+        conn.close()
+    assert (memory / "deploy_staging.md").exists()  # Claude Code's own file is never touched
+    assert b"vault" not in open(db.db_path(str(data_dir)), "rb").read()

@@ -93,6 +93,18 @@ def damaged(conn: sqlite3.Connection, project: str, cap: int = 20) -> list[tuple
         " LIMIT ?", (project, cap))]
 
 
+def forget_project(conn: sqlite3.Connection, project: str) -> None:
+    """Remove every note of `project` and its full-text entries, inside the caller's transaction (a project's
+    forget); its index is merged so no deleted word stays in an old segment. A store before m019 has none."""
+    if not exists(conn):
+        return
+    for (row_id,) in conn.execute("SELECT id FROM auto_memory WHERE project = ?", (project,)).fetchall():
+        _unindex(conn, row_id)
+    conn.execute("DELETE FROM auto_memory WHERE project = ?", (project,))
+    conn.execute("DELETE FROM auto_memory_dirs WHERE project = ?", (project,))
+    conn.execute("INSERT INTO auto_memory_fts (auto_memory_fts) VALUES ('optimize')")
+
+
 def record_sync(conn: sqlite3.Connection, project: str, report: dict[str, object]) -> None:
     """Keep the last sync of `project`: directory, enabled, files, binary, capped, problems."""
     import json  # off the hook path (it imports `re`)
