@@ -422,3 +422,14 @@ def test_forgetting_the_project_forgets_our_copy_of_its_notes(data_dir, memory, 
         conn.close()
     assert (memory / "deploy_staging.md").exists()  # Claude Code's own file is never touched
     assert b"vault" not in open(db.db_path(str(data_dir)), "rb").read()
+
+
+def test_a_search_with_a_damaged_note_says_so_in_one_line_and_finds_the_rest(data_dir, memory, repo):
+    (memory / "broken.md").write_bytes(b"---\nname: Broken\n\xff\xfe not closed kiosk\n")
+    (memory / "other.md").write_bytes(b"caf\xe9 kiosk notes\n")
+    result = CliRunner().invoke(cli, ["search", "kiosk", "--json"])
+    assert result.exit_code == 0 and "Traceback" not in result.output
+    found = json.loads(result.stdout)
+    assert {hit["ref"] for hit in found["items"]} == {"auto-memory:broken.md", "auto-memory:other.md"}
+    lines = [line for line in result.stderr.splitlines() if line.startswith("auto memory:")]
+    assert len(lines) == 1 and "not valid UTF-8" in lines[0] and "1 more: `claude-mem doctor` lists them" in lines[0]

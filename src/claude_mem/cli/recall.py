@@ -146,8 +146,10 @@ def sync_notes(conn: Store, key: str | None) -> None:
     except (OSError, store.DatabaseError) as exc:
         click.echo(f"auto memory notes not refreshed: {exc}", err=True)
         return
-    for problem in report["problems"][:3]:
-        click.echo(f"auto memory: {problem}", err=True)
+    problems = report["problems"]
+    if problems:  # one line, not one per damaged file on every search: `doctor` and `status` list them
+        more = f" (and {len(problems) - 1} more: `claude-mem doctor` lists them)" if len(problems) > 1 else ""
+        click.echo(f"auto memory: {problems[0]}{more}", err=True)
 
 
 def render_record(item: dict[str, Any], names: dict[str, str]) -> None:

@@ -56,7 +56,7 @@ def sync(conn: Any, project: str, environ: Mapping[str, str] | None = None, root
 
         repository.save(conn, project, path, {
             "name": privacy.clean(note.name), "description": privacy.clean(note.description),
-            "type": note.type, "body": privacy.clean(note.body), "size": size, "mtime_ns": mtime_ns,
+            "type": privacy.clean(note.type), "body": privacy.clean(note.body), "size": size, "mtime_ns": mtime_ns,
             "hash": note.hash, "problem": note.problem, "binary": note.binary})
     gone = [path for path in stored if path not in found.files]
     if gone:
