@@ -433,3 +433,18 @@ def test_a_search_with_a_damaged_note_says_so_in_one_line_and_finds_the_rest(dat
     assert {hit["ref"] for hit in found["items"]} == {"auto-memory:broken.md", "auto-memory:other.md"}
     lines = [line for line in result.stderr.splitlines() if line.startswith("auto memory:")]
     assert len(lines) == 1 and "not valid UTF-8" in lines[0] and "1 more: `claude-mem doctor` lists them" in lines[0]
+
+
+def test_an_auto_memory_directory_that_points_nowhere_is_said_and_search_still_works(data_dir, repo, claude_home,
+                                                                                       tmp_path):
+    nowhere = tmp_path / "no" / "such" / "dir"
+    (claude_home / "settings.json").write_text(json.dumps({"autoMemoryDirectory": str(nowhere)}))
+    conn = db.connect(db.db_path(str(data_dir)))
+    session = add_session(conn, "s-nowhere", repo, stamp(1))
+    add_observation(conn, repo, "Kiosk mode needs a fullscreen flag", session_id=session, created_at=stamp(0.5))
+    conn.close()
+    found = json.loads(run("search", "kiosk", "--json").output)
+    assert [hit["kind"] for hit in found["items"]] == ["observation"]
+    status = json.loads(run("status", "--json").output)["auto_memory"]
+    assert (status["directory"], status["exists"], status["indexed"]) == (str(nowhere), False, 0)
+    assert f"{nowhere} (not created yet)" in run("status").output.replace("\n", "")
