@@ -350,6 +350,7 @@ def test_the_viewer_search_shows_a_note_labelled_auto_memory(served, open_page, 
     auto_memory.sync(conn, repo)
     conn.close()
     page = open_page(served.start().url).page
+    page.wait_for_selector("#feed .card")  # the feed has loaded: the app listens to the search box
     page.fill("#search", "staging deploy")
     wait_for(lambda: page.locator('#feed .card[data-key^="auto-memory:"]').count() == 2, 10, "the notes among the results")
     note = page.locator('#feed .card[data-ref="auto-memory:deploy_staging.md"]')
