@@ -91,7 +91,7 @@ def test_the_directory_is_the_sanitized_repository_root_under_the_config_dir(tmp
     found = files.locate("/Users/me/my_repo.v2", env)
     assert found.directory == str(tmp_path / "cfg" / "projects" / "-Users-me-my-repo-v2" / "memory")
     assert (found.enabled, found.source, found.problems) == (True, "default", [])
-    assert files.locate("/x", {"HOME": "/h"}).directory.endswith("/.claude/projects/-x/memory")
+    assert files.locate("/x", {"HOME": "/h"}).directory == "/h/.claude/projects/-x/memory"
     named = files.locate("/x", {"CLAUDE_CONFIG_DIR": "/c", "CLAUDE_CODE_PROJECT_DIR_NAME": "shared"})
     assert named.directory == "/c/projects/shared/memory"
 
@@ -140,6 +140,16 @@ def test_on_or_off_by_environment_and_settings(tmp_path):
     assert broken.enabled and "not valid JSON" in broken.problems[0]
     (root / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryEnabled": "no"}))
     assert "not true or false" in files.locate(str(root), env).problems[0]
+
+
+def test_front_matter_as_written_by_hand_and_as_claude_code_rewrites_it():
+    fields, body, problem = files.front_matter("---\nname: Tests\ntype: 'feedback'\n---\nAlways -q.\n")
+    assert (fields, body, problem) == ({"name": "Tests", "type": "feedback"}, "Always -q.\n", "")
+    rewritten = ("---\nname: release-checklist\ndescription: what a release needs\nmetadata:\n  node_type: memory\n"
+                 "  type: project\n  modified: 2026-11-26T10:55:20.538Z\n---\n\nBump the version.\n")
+    fields, body, problem = files.front_matter(rewritten)
+    assert (fields["name"], fields["type"], fields["modified"], body, problem) == (
+        "release-checklist", "project", "2026-11-26T10:55:20.538Z", "Bump the version.\n", "")
 
 
 def test_memory_md_loaded_part_is_200_lines_or_25000_bytes_at_a_line_end():
@@ -449,3 +459,94 @@ def test_an_auto_memory_directory_that_points_nowhere_is_said_and_search_still_w
     status = json.loads(run("status", "--json").output)["auto_memory"]
     assert (status["directory"], status["exists"], status["indexed"]) == (str(nowhere), False, 0)
     assert f"{nowhere} (not created yet)" in run("status").output.replace("\n", "")
+
+
+# -- against the real Claude Code CLI ---------------------------------------------------------------------
+
+# Each case: (user settings, project settings, local settings, environment); the CLI's system prompt names
+# the directory it uses ("… memory system at `DIR/`"), or has no auto memory section when it is off.
+REAL_CASES = {
+    "default": ({}, {}, {}, {}),
+    "user setting, ~/": ({"autoMemoryDirectory": "~/user-notes"}, {}, {}, {}),
+    "project setting": ({"autoMemoryDirectory": "~/user-notes"}, {"autoMemoryDirectory": "/tmp/am-project-notes"}, {}, {}),
+    "local setting": ({}, {"autoMemoryDirectory": "/tmp/am-project-notes"}, {"autoMemoryDirectory": "/tmp/am-local-notes"}, {}),
+    "not a string": ({"autoMemoryDirectory": 42}, {}, {}, {}),
+    "relative": ({"autoMemoryDirectory": "relative/notes"}, {}, {}, {}),
+    "off by setting": ({"autoMemoryEnabled": False}, {}, {}, {}),
+    "off by environment": ({}, {}, {}, {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}),
+}
+
+
+def _announced(bodies: list[str]) -> set[str]:
+    import re
+
+    text = " ".join(bodies)
+    return set(re.findall(r"memory system at `([^`]*)`", text)) | set(re.findall(r"memory at `([^`]*)`", text))
+
+
+def test_the_locator_agrees_with_the_real_claude_code_cli(tmp_path):
+    from claude_support import run_claude
+    from fakes.anthropic_api import FakeAnthropic
+
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    project = tmp_path / "work" / "my_repo.v2"
+    (project / ".git").mkdir(parents=True)
+    (project / ".claude").mkdir()
+    for name, (user, shared, local, extra) in REAL_CASES.items():
+        for path, data in ((home / ".claude" / "settings.json", user), (project / ".claude" / "settings.json", shared),
+                           (project / ".claude" / "settings.local.json", local)):
+            path.write_text(json.dumps(data))
+        with FakeAnthropic() as fake:
+            done = run_claude("hello there", fake.url, str(project), str(home), extra, plugin_dir=None)
+            bodies = [json.dumps(request.body) for request in fake.posts("/v1/messages")]
+        assert done.returncode == 0, (name, done.stderr[-1000:])
+        ours = files.locate(str(project), {"HOME": str(home), **extra})
+        theirs = _announced(bodies)
+        assert ours.enabled == bool(theirs), name
+        if theirs:
+            assert theirs == {ours.directory + os.sep}, name
+
+
+class NoteWriter:
+    """The fake model saves an auto memory note where Claude Code's system prompt says its memory is."""
+
+    @staticmethod
+    def make():
+        from fakes.anthropic_api import FakeAnthropic
+
+        class Fake(FakeAnthropic):
+            def answer(self, body):
+                directory = next(iter(_announced([json.dumps(body)])), None)
+                wrote = "tool_result" in json.dumps(body.get("messages"))
+                if directory and body.get("tools") and not wrote:
+                    note = ("---\nname: Release checklist\ndescription: what a release needs\ntype: project\n---\n"
+                            "Bump the version, tag it, and publish the wheel to the internal index.\n")
+                    block = {"type": "tool_use", "id": "toolu_note000001", "name": "Write",
+                             "input": {"file_path": directory + "project_release.md", "content": note}}
+                    return "", [block], "tool_use"
+                return super().answer(body)
+
+        return Fake()
+
+
+def test_a_note_the_real_cli_saves_is_found_by_claude_mem_search(tmp_path, data_dir):
+    from claude_support import run_claude
+
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    project = tmp_path / "work" / "shop"
+    (project / ".git").mkdir(parents=True)
+    with NoteWriter.make() as fake:
+        done = run_claude("remember how we release", fake.url, str(project), str(home), plugin_dir=None)
+    assert done.returncode == 0, done.stderr[-1000:]
+    written = files.locate(str(project), {"HOME": str(home)}).directory
+    assert os.path.exists(os.path.join(written, "project_release.md"))  # Claude Code itself wrote it there
+    searched = subprocess.run([sys.executable, "-m", "claude_mem", "search", "publish the wheel", "--json"],
+                              cwd=project, capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "HOME": str(home), "CLAUDE_PROJECT_DIR": str(project)})
+    assert searched.returncode == 0, searched.stderr
+    hits = json.loads(searched.stdout)["items"]
+    # Claude Code 2.1.332 rewrote the front matter: the name as a slug, the type nested under `metadata:`
+    assert [(hit["ref"], hit["title"], hit["type"]) for hit in hits] == [
+        ("auto-memory:project_release.md", "release-checklist", "project")]

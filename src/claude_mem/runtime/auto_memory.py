@@ -18,7 +18,9 @@ The facts relied on (Claude Code docs `memory.md`, "Auto memory", mirror ericbue
   settings (local > project > user).
 - `MEMORY.md` is the index: its first 200 lines or 25,000 bytes (cut at a line) are loaded into every
   session. Topic files carry YAML front matter (`name`, `description`, `type`: user / feedback /
-  project / reference, `modified`) and are read on demand.
+  project / reference, `modified`) and are read on demand. The bundled CLI 2.1.332 rewrites a note's
+  front matter when it writes one: `name` as a slug, and `type`, `modified` and `originSessionId`
+  nested under `metadata:` (seen in tests/test_auto_memory.py against the real CLI); both shapes are read.
 """
 
 from __future__ import annotations
@@ -43,9 +45,17 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
+def home(environ: Mapping[str, str]) -> str:
+    """The home directory of `environ` (its `HOME`, else this process's)."""
+    return environ.get("HOME") or os.path.expanduser("~")
+
+
 def config_dir(environ: Mapping[str, str]) -> str:
-    """Claude Code's config dir: `$CLAUDE_CONFIG_DIR`, else `~/.claude`."""
-    return os.path.expanduser(environ.get("CLAUDE_CONFIG_DIR") or os.path.join("~", ".claude"))
+    """Claude Code's config dir: `$CLAUDE_CONFIG_DIR`, else `~/.claude` (`~` of `environ`)."""
+    custom = environ.get("CLAUDE_CONFIG_DIR")
+    if custom:
+        return os.path.join(home(environ), custom[2:]) if custom.startswith("~/") else custom
+    return os.path.join(home(environ), ".claude")
 
 
 def sanitized(root: str) -> str:
@@ -82,7 +92,7 @@ def _read_settings(path: str) -> tuple[dict[str, object], str]:
     return data, ""
 
 
-def _directory_setting(value: object, path: str) -> tuple[str | None, str]:
+def _directory_setting(value: object, path: str, home_dir: str) -> tuple[str | None, str]:
     """`autoMemoryDirectory` → (absolute directory, "") or (None, why it is refused)."""
     import json
 
@@ -93,7 +103,7 @@ def _directory_setting(value: object, path: str) -> tuple[str | None, str]:
         rest = os.path.normpath(candidate[2:] or ".")
         if rest in (".", ".."):
             return None, f"{path}: autoMemoryDirectory {value!r} names the home directory itself; ignored"
-        candidate = os.path.join(os.path.expanduser("~"), rest)
+        candidate = os.path.join(home_dir, rest)
     candidate = os.path.normpath(candidate) if candidate else candidate
     if not candidate or not os.path.isabs(candidate) or len(candidate) < 3 or "\0" in candidate:
         return None, (f"{path}: autoMemoryDirectory {value!r} is neither an absolute path nor starts with ~/"
@@ -142,7 +152,7 @@ def locate(root: str, environ: Mapping[str, str] | None = None) -> Location:
         if problem:
             problems.append(problem)
         if not directory and "autoMemoryDirectory" in data:
-            chosen, problem = _directory_setting(data["autoMemoryDirectory"], path)
+            chosen, problem = _directory_setting(data["autoMemoryDirectory"], path, home(environ))
             if problem:
                 problems.append(problem)
             if chosen:
@@ -260,12 +270,16 @@ def front_matter(text: str) -> tuple[dict[str, str], str, str]:
     for index, line in enumerate(lines[1:], start=1):
         if line.strip() == "---":
             return fields, "\n".join(lines[index + 1:]).lstrip("\n"), ""
-        if not line.strip() or line.lstrip().startswith("#") or line.startswith((" ", "\t", "-")):
-            continue  # blank, comment, or a continuation/list item of the previous key: not needed here
-        key, colon, value = line.partition(":")
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", "-")):
+            continue  # blank, comment, or a list item: not needed here
+        key, colon, value = stripped.partition(":")
         if not colon or not key.strip():
             return {}, text, f"front matter line {index + 1} is not `key: value`; indexed as plain text"
-        fields[key.strip().lower()] = _unquote(value)
+        if line.startswith((" ", "\t")):  # nested (`metadata:` → `type`, `modified`): a top-level key wins
+            fields.setdefault(key.strip().lower(), _unquote(value))
+        else:
+            fields[key.strip().lower()] = _unquote(value)
     return {}, text, "front matter is not closed by a `---` line; indexed as plain text"
 
 
