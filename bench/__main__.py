@@ -78,6 +78,7 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
     found += search_rows(report.get("search"))
     found += embed_rows(report.get("embed"))
     found += startup_rows(report.get("startup"))
+    found += auto_memory_rows(report.get("auto_memory"))
     found += export_rows(report.get("export"))
     transcripts = report.get("import_transcripts")
     if transcripts:
@@ -272,6 +273,28 @@ def embed_rows(embed: dict | None) -> list[tuple[str, str, str, bool | None]]:
                       f"({memory['rss_one_query_mb']} MB; peak {memory['peak_rss_mb']} MB)",
                       f"flat (≤ +{embed['flat_mb']:g} MB)" if name == "after" else "",
                       memory["flat"] if name == "after" else None))
+    return found
+
+
+def auto_memory_rows(figures: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    """Issue 30: what Claude Code's auto memory beside ours costs the session start and a CLI search."""
+    if not figures:
+        return []
+    hook = figures["session_start"]
+    found = [(f"session start with a synced MEMORY.md vs without ({figures['observations']:,} observations)",
+              f"{hook['with_notes']['cpu_ms']} vs {hook['without_notes']['cpu_ms']} ms CPU = "
+              f"{figures['session_start_ratio_with_notes']}×", f"≤ {figures['session_start_budget']}×",
+              figures["session_start_ratio_with_notes"] <= figures["session_start_budget"]),
+             ("claude-mem search --mode keyword, notes included vs observations only",
+              f"{figures['cli_search_ms']['with_notes']} vs {figures['cli_search_ms']['observations_only']} ms = "
+              f"{figures['cli_search_ratio']}×", f"≤ {figures['cli_search_budget']}×",
+              figures["cli_search_ratio"] <= figures["cli_search_budget"]),
+             (f"auto memory: an unchanged look ({figures['notes']} notes), a first sync",
+              f"{figures['unchanged_look_us']} µs, {figures['first_sync_ms']} ms", "", None)]
+    if "session_start_ratio_to_before" in figures:
+        found.append(("session start vs --before SRC: with notes, without",
+                      f"{figures['session_start_ratio_to_before']}×, "
+                      f"{figures['session_start_ratio_to_before_without_notes']}×", "", None))
     return found
 
 

@@ -27,7 +27,7 @@ APP, LIB = "/home/dev/app", "/home/dev/lib"
     ({"mode": "fuzzy"}, r"unknown search mode 'fuzzy' \(known: hybrid, keyword, semantic"),
     ({"types": ["bugfix", "nope"]}, r"unknown type\(s\) nope \(known: bugfix"),
     ({"types": "nope,bugfix"}, r"unknown type\(s\) nope"),
-    ({"kinds": ("observation", "note")}, r"unknown kind\(s\) note \(known: observation, summary, prompt\)"),
+    ({"kinds": ("observation", "note")}, r"unknown kind\(s\) note \(known: observation, summary, prompt, auto-memory\)"),
     ({"kinds": ()}, r"unknown kind\(s\) \(none\)"),
     ({"order": "random"}, r"unknown order 'random' \(known: relevance, newest, oldest\)"),
     ({"limit": 0}, rf"limit must be 1..{MAX_LIMIT}, not 0"),
@@ -59,7 +59,7 @@ def test_values_are_normalised_once():
 
 
 def test_value_sets_are_defined_once():
-    assert ORDERS == ("relevance", "newest", "oldest") and KINDS == ("observation", "summary", "prompt")
+    assert ORDERS == ("relevance", "newest", "oldest") and KINDS == ("observation", "summary", "prompt", "auto-memory")
     assert set(available_modes()) <= set(MODES)
 
 

@@ -52,8 +52,12 @@ EXPECTED_TABLES = {
     "changes": ["seq", "kind", "op", "row_id", "session"],
     "observation_files": ["observation_id", "path", "size", "mtime_ns", "hash", "commit_sha"],
     "sqlite_sequence": ["name", "seq"],  # m012: ids are never reused
+    # m019: Claude Code's auto memory files, indexed read-only, and each project's last sync
+    "auto_memory": ["id", "project", "path", "name", "description", "type", "body", "size", "mtime_ns", "hash",
+                    "problem", "binary", "modified_at"],
+    "auto_memory_dirs": ["project", "directory", "enabled", "files", "binary", "capped", "problems", "synced_at"],
 }
-FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts"}
+FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts", "auto_memory_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
     *(f"{t}_vector_{op}" for t in ("observations", "summaries", "prompts") for op in ("queue", "delete", "update")),
     "prompts_vector_private", "prompts_vector_public", "observations_vector_move",  # m016: the queue, moves
@@ -63,7 +67,8 @@ EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "pro
     f"{t}_change_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "update", "delete")} | {
     "sessions_change_delete", "changes_bounded", "observations_change_supersede"} | {
     f"{t}_project_{op}" for t in ("sessions", "observations", "summaries") for op in ("insert", "delete", "move")}
-EXPECTED_VIEWS = {f"{t}_{view}" for t in ("observations", "summaries", "prompts") for view in ("context", "search")}
+EXPECTED_VIEWS = {f"{t}_{view}" for t in ("observations", "summaries", "prompts") for view in ("context", "search")} | {
+    "auto_memory_search"}
 EXPECTED_INDEXES = {
     "sessions_project", "pending_events_queue", "observations_project", "observation_sources_event",
     "summaries_project", "shown_observation", "sessions_uid", "prompts_uid", "observations_uid", "summaries_uid",

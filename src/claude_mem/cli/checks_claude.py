@@ -195,3 +195,20 @@ def _port_checks(ctx: Context, ports: list[int], present: bool) -> list[Check]:
                       f"both workers would want port {ours}", f"unset it and `claude-mem settings set worker_port {ours}`"
                       " (our settings.json is ours alone)")]
     return []
+
+
+def auto_memory_checks(ctx: Context) -> list[Check]:
+    """Claude Code's own auto memory for the current project: on or off, where, what we index of it, and
+    the tokens each memory injects at session start (issue 30). Reads only."""
+    from claude_mem.recall import auto_memory_report
+
+    found = auto_memory_report.for_data_dir(ctx.data_dir, ctx.values)
+    if found.get("error"):
+        return [Check("auto memory", WARNING, f"not checked: {found['error']}")]
+    checks = [Check("auto memory", INFO, auto_memory_report.summary_line(found))]
+    if found["enabled"] and found["exists"] and not found["indexed"] and found["synced_at"] is None:
+        checks.append(Check("auto memory", INFO, "its notes are not indexed yet",
+                            "`claude-mem search WORDS` in the project indexes them (the worker does for active ones)"))
+    checks.extend(Check("auto memory", WARNING, problem, "fix that file or setting; the rest is indexed")
+                  for problem in found["problems"][:10])
+    return checks

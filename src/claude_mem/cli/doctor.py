@@ -14,7 +14,7 @@ from claude_mem.cli.output import console, emit_json
 CHECKS = (checks.python_checks, checks.data_dir_checks, checks.database_checks, checks_runtime.settings_checks,
           checks_runtime.worker_checks, checks_runtime.observer_checks, checks_claude.hooks_checks,
           checks_claude.leftovers_checks, checks_runtime.environment_checks, checks_runtime.search_checks,
-          checks_team.team_checks, checks_claude.original_checks)
+          checks_team.team_checks, checks_claude.original_checks, checks_claude.auto_memory_checks)
 MARKS = {OK: ("✓", "green"), INFO: ("·", "cyan"), WARNING: ("!", "yellow"), PROBLEM: ("✗", "red")}
 
 
@@ -59,7 +59,8 @@ def doctor(as_json: bool) -> None:
     (which provider and why, CLI login, API key, base URL reachable), hook registration (plugin or
     settings file) — and when nothing is registered, what stays on disk and how to remove it — the
     worker's environment (the interpreter `claude-mem install` recorded, the plugin's venv and its
-    build's progress), the search model, and the original claude-mem if it is installed beside us.
+    build's progress), the search model, the original claude-mem if it is installed beside us, and
+    Claude Code's own auto memory for this project (on or off, where, files indexed, tokens at start).
     Changes nothing, except that a worker whose plugin was uninstalled is stopped.
     Exit code 1 when a check finds a problem.
     """

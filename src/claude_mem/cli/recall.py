@@ -16,7 +16,7 @@ from claude_mem.cli.group import cli
 from claude_mem.cli.options import json_option, project_option
 from claude_mem.cli.output import console, emit_json
 from claude_mem.domain import MAX_ID, OBSERVATION_TYPES, ref
-from claude_mem.index.query import KINDS, MAX_LIMIT, MODES, ORDERS, SearchQuery
+from claude_mem.index.query import DEFAULT_KINDS, KINDS, MAX_LIMIT, MODES, ORDERS, SearchQuery
 from claude_mem.recall import by_meaning, freshness
 from claude_mem.recall.common import RecallError, display_map, resolve_project
 from claude_mem.recall.present import RECORD_FIELDS, freshness_line, supersession, total_text, when
@@ -82,7 +82,7 @@ def items_table(items: Sequence[Mapping[str, Any]], names: dict[str, str],
 @click.option("--concept", help="Only observations tagged with this concept (e.g. gotcha, trade-off).")
 @click.option("--author", help="Team memory: only observations pulled from this teammate (as team status names them).")
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
-              help="What to search (repeatable); default observation.")
+              help="What to search (repeatable); default observation and auto-memory (Claude Code's own notes).")
 @click.option("--mode", type=click.Choice(MODES),
               help="How to match: keyword (full-text BM25), semantic (by meaning), hybrid (both fused). "
                    "Default: hybrid where embeddings exist, else keyword.")
@@ -100,6 +100,9 @@ def search(query: str, project: str | None, types: str | None, since: str | None
     match as a phrase, a trailing * matches a prefix: auth*); `--mode semantic`: meaning only.
     Then `claude-mem show ID` prints one in full.
 
+    Claude Code's own auto memory notes of the current project (its memory directory) are indexed
+    first and found too, listed as `auto-memory:FILE`; `claude-mem show auto-memory:FILE` prints one.
+
     A search by meaning is answered by the worker, which holds the model (started as the hooks start
     it, unless the autostart setting is off); without one it runs in this process, or by keyword
     where this environment cannot embed, and a note on stderr says so.
@@ -107,10 +110,13 @@ def search(query: str, project: str | None, types: str | None, since: str | None
     if not query.strip():
         raise RecallError("empty query: give one or more words to search for")
     with opened() as conn:
-        wanted = SearchQuery.build(query, mode=mode, project=resolve_project(conn, project), types=types,
+        key = resolve_project(conn, project)
+        wanted = SearchQuery.build(query, mode=mode, project=key, types=types,
                                    since=since, until=until, file=file, concept=concept, author=author,
-                                   kinds=kinds or ("observation",), limit=limit, offset=offset, order=order,
+                                   kinds=kinds or DEFAULT_KINDS, limit=limit, offset=offset, order=order,
                                    snippets=as_json)  # the table shows none
+        if "auto-memory" in wanted.kinds:
+            sync_notes(conn, key)
         result = by_meaning.search(conn, wanted)
         names = display_map(conn)
     if as_json:
@@ -126,6 +132,24 @@ def search(query: str, project: str | None, types: str | None, since: str | None
     shown_to = offset + len(result.items)
     out.print(Text(f"{offset + 1}–{shown_to} of {total_text(result.total, result.total_capped)}"
                    + (f"; next page: --offset {shown_to}" if shown_to < result.total or result.total_capped else "")))
+
+
+def sync_notes(conn: Store, key: str | None) -> None:
+    """Bring the searched project's (else the current directory's) auto memory notes up to date here, so a
+    note just written is found without a worker; a problem is one line on stderr, the search goes on."""
+    from claude_mem import project as identity
+    from claude_mem.recall import auto_memory
+
+    root = None if key else identity.project_root(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+    try:
+        report = auto_memory.sync(conn, key or store_projects.project_here(conn, os.getcwd()), root=root)
+    except (OSError, store.DatabaseError) as exc:
+        click.echo(f"auto memory notes not refreshed: {exc}", err=True)
+        return
+    problems = report["problems"]
+    if problems:  # one line, not one per damaged file on every search: `doctor` and `status` list them
+        more = f" (and {len(problems) - 1} more: `claude-mem doctor` lists them)" if len(problems) > 1 else ""
+        click.echo(f"auto memory: {problems[0]}{more}", err=True)
 
 
 def render_record(item: dict[str, Any], names: dict[str, str]) -> None:
@@ -157,19 +181,54 @@ def render_record(item: dict[str, Any], names: dict[str, str]) -> None:
 def show(ids: tuple[str, ...], as_json: bool) -> None:
     """Print observations in full: `12` or `#12`; also summaries `S3` and prompts `P7`.
 
+    Claude Code's auto memory notes too, as search lists them: `auto-memory:FILE` (the current
+    project's first; shown as indexed, secrets redacted).
+
     Each observation shown counts as one fetch (its fetch_count grows), which tells which
     memories are actually used.
     """
     from claude_mem.recall.records import get_many
 
+    notes = [value for value in ids if value.startswith(NOTE_PREFIX)]
     with opened() as conn:
-        records = get_many(conn, ids)
+        records: list[dict[str, Any]] = get_many(conn, [value for value in ids if value not in notes]) \
+            if len(notes) < len(ids) else []
+        found = [note_record(conn, value[len(NOTE_PREFIX):]) for value in notes]
         names = display_map(conn)
     if as_json:
-        emit_json(records)
+        emit_json(records + found)
         return
     for record in records:
         render_record(record, names)
+    for note in found:
+        render_note(note, names)
+
+
+NOTE_PREFIX = "auto-memory:"
+
+
+def note_record(conn: Store, path: str) -> dict[str, Any]:
+    """The auto memory note `path` (the current project's, else the only one of that name)."""
+    from claude_mem.store import auto_memory as notes
+
+    rows = notes.note(conn, path, store_projects.project_here(conn, os.getcwd())) or notes.note(conn, path, None)
+    if not rows:
+        raise RecallError(f"no auto memory note {path!r} is indexed (`claude-mem search` indexes the current"
+                          " project's; the worker those of recent sessions)")
+    if len(rows) > 1:
+        raise RecallError(f"auto memory note {path!r} exists in {len(rows)} projects; run this inside the project")
+    return {"kind": "auto-memory", "ref": NOTE_PREFIX + str(rows[0]["path"]), **rows[0]}
+
+
+def render_note(note: dict[str, Any], names: dict[str, str]) -> None:
+    out = console()
+    out.print(Text(f"{note['ref']} {note['type'] or 'note'} · {when(note['modified_at'])} · "
+                   f"{names.get(str(note['project']), note['project'])} · Claude Code auto memory", style="bold"))
+    for name in ("name", "description", "problem"):
+        if note.get(name):
+            out.print(Text(f"{name}:", style="bold"), Text(str(note[name])))
+    out.print(Text(str(note["body"])))
+    out.print()
 
 
 @cli.command()

@@ -69,7 +69,15 @@ def status_report() -> dict[str, Any]:
     return {"store": stats.store_report(directory), "capture": capture_report(directory),
             "privacy": stats.privacy_report(directory), "observer": observer, "worker": worker,
             "environment": environment_report(directory), "worker_stopped": origin.read_stopped(directory),
-            "usage": usage_report(directory), "switch": switch_report(), "warnings": settings.problems(directory)}
+            "usage": usage_report(directory), "switch": switch_report(), "warnings": settings.problems(directory),
+            "auto_memory": auto_memory_status(directory)}
+
+
+def auto_memory_status(directory: str) -> dict[str, Any]:
+    """Claude Code's auto memory for the current project (`recall.auto_memory_report.here`), or {error}."""
+    from claude_mem.recall import auto_memory_report
+
+    return auto_memory_report.for_data_dir(directory, settings.load(directory))
 
 
 @cli.command()
@@ -87,7 +95,9 @@ def status(as_json: bool) -> None:
     time and log); memory in use over the last 7 days (sessions given memory, observations shown,
     how many of them the session then used — fetched, found by a search it ran, or cited — and the
     tokens injected; `--json`: the `usage` object, with per-day, per-project and per-session figures
-    and the most and least used memories); and every refused setting. Never creates anything.
+    and the most and least used memories); every refused setting; and Claude Code's own auto memory for the current project
+    (on or off, its directory, files indexed, tokens each memory injects at session start). Never
+    creates anything.
     """
     report = status_report()
     if as_json:
@@ -152,6 +162,18 @@ def status(as_json: bool) -> None:
     stopped = report["worker_stopped"]
     if stopped and not report["worker"].get("running"):
         out.print(f"the worker stopped itself at {stopped.get('at')}: {stopped.get('why')}", markup=False)
+    _print_auto_memory(out, report["auto_memory"])
+
+
+def _print_auto_memory(out: Console, found: dict[str, Any]) -> None:
+    from claude_mem.recall.auto_memory_report import summary_line
+
+    if found.get("error"):
+        out.print(f"Claude Code auto memory: not known ({found['error']})", markup=False, style="yellow")
+        return
+    out.print(summary_line(found), markup=False)
+    for problem in found["problems"][:5]:
+        out.print(f"  {problem}", markup=False, style="yellow")
 
 
 def _print_switch(out: Console, state: dict[str, Any]) -> None:

@@ -15,7 +15,9 @@ from claude_mem.store.search import SearchFilters
 # Every search mode a query may name. Whether one can run here is the index registry's business
 # (`index.search`), so a known mode without its index is a clear "not available", not "unknown".
 MODES = ("hybrid", "keyword", "semantic")
-KINDS = RECORD_KINDS
+# Claude Code's auto memory notes are searched too (issue 30, `index.notes`), by every surface by default.
+KINDS = (*RECORD_KINDS, "auto-memory")
+DEFAULT_KINDS = ("observation", "auto-memory")
 ORDERS = ("relevance", "newest", "oldest")
 MAX_LIMIT = 500
 # Past any store's size, and within SQLite's integers.
@@ -87,7 +89,8 @@ class SearchQuery:
         `parse_time` does (a bare `until` date includes that day). `project` is a project key
         (surfaces resolve display names and paths first). Type, file, concept and author (team
         memory: rows pulled from that teammate) filters apply to observations only. Without text
-        nothing is ranked: `relevance` becomes `newest` and only observations are listed.
+        nothing is ranked: `relevance` becomes `newest` and only observations are listed. Kind
+        `auto-memory` is Claude Code's own notes (`DEFAULT_KINDS`: observations and those).
         """
         mode = mode or ""
         order = order or "relevance"

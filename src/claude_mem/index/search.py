@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from claude_mem.domain import RecallError
-from claude_mem.index import embedder
+from claude_mem.index import embedder, notes
 from claude_mem.index.base import SearchIndex, SearchResult
 from claude_mem.index.keyword import KeywordIndex
 from claude_mem.index.query import SearchQuery
@@ -31,7 +31,20 @@ def available_modes() -> tuple[str, ...]:
 
 def search(conn: Store, query: SearchQuery) -> SearchResult:
     """The page of hits for `query`. A search by meaning that cannot run here (no model, or it broke)
-    is answered by keyword search with `degraded="keyword"` and a note saying why: never a silent 0."""
+    is answered by keyword search with `degraded="keyword"` and a note saying why: never a silent 0.
+    Claude Code's auto memory notes (kind `auto-memory`) are ranked by words and merged in (`index.notes`)."""
+    if notes.KIND not in query.kinds:
+        return _search(conn, query)
+    others = tuple(kind for kind in query.kinds if kind != notes.KIND)
+    if not notes.wanted(query):
+        return _search(conn, replace(query, kinds=others)) if others else SearchResult(items=[], total=0)
+    if not others:
+        return notes.with_notes(conn, query, None, False)
+    found = _search(conn, replace(query, kinds=others, offset=0, limit=query.offset + query.limit))
+    return notes.with_notes(conn, query, found, found.mode in ("hybrid", "semantic"))
+
+
+def _search(conn: Store, query: SearchQuery) -> SearchResult:
     mode = query.mode or default_mode(conn)
     index = INDEXES.get(mode)
     if index is None:

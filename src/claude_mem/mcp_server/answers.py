@@ -13,7 +13,7 @@ from typing import Any
 
 from claude_mem.domain import ref
 from claude_mem.index.base import SearchResult
-from claude_mem.index.query import SearchQuery
+from claude_mem.index.query import DEFAULT_KINDS, SearchQuery
 from claude_mem.recall import by_meaning
 from claude_mem.recall.common import RecallError, display_map, resolve_project
 from claude_mem.recall.present import record_lines, row_line, total_text, when
@@ -21,6 +21,8 @@ from claude_mem.recall.records import fetch
 from claude_mem.recall.sanitize import clean
 from claude_mem.recall.timeline import timeline
 from claude_mem.store import Store
+from claude_mem.store.auto_memory import KIND as NOTE_KIND
+from claude_mem.store.auto_memory import last_sync
 from claude_mem.store.memory import observation_count, store_is_empty
 
 EMPTY_STORE = (
@@ -73,7 +75,7 @@ def _nothing(conn: Store, key: str | None, where: str, query: str | None, total:
 
 
 def search_text(conn: Store, here: str, query: str | None, *, project: str | None = None,
-                all_projects: bool = False, types: Sequence[str] = (), kinds: Sequence[str] = ("observation",),
+                all_projects: bool = False, types: Sequence[str] = (), kinds: Sequence[str] = DEFAULT_KINDS,
                 since: str | None = None, until: str | None = None, file: str | None = None,
                 concept: str | None = None, limit: int = 20, offset: int = 0, order: str = "relevance",
                 mode: str | None = None, run: Runner = by_meaning.in_process) -> str:
@@ -83,7 +85,7 @@ def search_text(conn: Store, here: str, query: str | None, *, project: str | Non
     key = scope(conn, project, all_projects, here)
     names = display_map(conn)
     words = (query or "").strip() or None
-    wanted = SearchQuery.build(words, project=key, types=types, kinds=kinds or ("observation",), since=since,
+    wanted = SearchQuery.build(words, project=key, types=types, kinds=kinds or DEFAULT_KINDS, since=since,
                                until=until, file=file, concept=concept, limit=limit, offset=offset, order=order,
                                mode=mode)
     result = run(conn, wanted)
@@ -100,10 +102,26 @@ def search_text(conn: Store, here: str, query: str | None, *, project: str | Non
                  for item in items)
     if shown_to < total or result.total_capped:
         lines.append(f"More: the same search with offset={shown_to}.")
-    first = items[0]["id"] if items[0]["kind"] == "observation" else items[0]["ref"]
-    lines.append(f"Full text: get_observations(ids={_ids_hint(items)}) (only the ones you need);"
-                 f" context around one: timeline(anchor={json.dumps(first)}).")
+    ours = [item for item in items if item["kind"] != NOTE_KIND]
+    if ours:
+        first = ours[0]["id"] if ours[0]["kind"] == "observation" else ours[0]["ref"]
+        lines.append(f"Full text: get_observations(ids={_ids_hint(ours)}) (only the ones you need);"
+                     f" context around one: timeline(anchor={json.dumps(first)}).")
+    lines.extend(note_files(conn, [item for item in items if item["kind"] == NOTE_KIND]))
     return "\n".join(lines)
+
+
+def note_files(conn: Store, notes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Where the auto memory notes among the hits are (Claude Code's own files: read them with Read)."""
+    if not notes:
+        return []
+    files = []
+    for item in notes:
+        synced = last_sync(conn, str(item["project"]))
+        directory = str(synced["directory"]) if synced else ""
+        files.append(os.path.join(directory, str(item["path"])) if directory else str(item["path"]))
+    return ["auto-memory rows are Claude Code's own auto memory notes (read-only here); full text with the Read"
+            " tool: " + ", ".join(clean(path, 300) for path in dict.fromkeys(files))]
 
 
 def timeline_text(conn: Store, here: str, anchor: str, before: int = 5, after: int = 5,

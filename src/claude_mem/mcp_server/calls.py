@@ -106,7 +106,7 @@ def search(arguments: dict[str, Any]) -> str:
     return _answer(lambda conn: answers.search_text(
         conn, here(conn), arguments.get("query", ""), project=arguments.get("project"),
         all_projects=bool(arguments.get("all_projects")), types=arguments.get("types") or (),
-        kinds=arguments.get("kinds") or ("observation",), since=arguments.get("since"), until=arguments.get("until"),
+        kinds=arguments.get("kinds") or (), since=arguments.get("since"), until=arguments.get("until"),
         file=arguments.get("file"), concept=arguments.get("concept"), limit=arguments.get("limit", 20),
         offset=arguments.get("offset", 0), order=arguments.get("order", "relevance"), mode=arguments.get("mode"),
         run=_search))

@@ -16,7 +16,7 @@ from datetime import datetime
 from claude_mem import project as projects
 from claude_mem import settings
 from claude_mem.domain import stored_time, utc_now
-from claude_mem.recall import freshness
+from claude_mem.recall import auto_memory, freshness
 from claude_mem.recall.sanitize import clean, estimate_tokens
 from claude_mem.runtime import discovery, mcp_names, observer_choice
 from claude_mem.store import Store
@@ -239,6 +239,8 @@ def build(
     else:
         total = store.observation_total(conn, key, since)
         rows = store.index_rows(conn, key, since, _setting_int(values, "context_observations"))
+        stated = auto_memory.already_loaded(conn, key, rows)  # Claude Code's MEMORY.md loads these already
+        rows = [row for row in rows if int(row[0]) not in stated] if stated else rows
         summary = _summary_lines(conn, key, since)
     if not rows and not summary:
         return _empty(header, name, since, total, warnings)

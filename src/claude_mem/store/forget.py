@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from claude_mem import paths
+from claude_mem.store import auto_memory
 from claude_mem.store.migrations import FTS_COLUMNS
 from claude_mem.store.transaction import transaction
 
@@ -152,6 +153,7 @@ def delete(conn: sqlite3.Connection, target: Target) -> None:
         conn.execute("DELETE FROM observations WHERE project = ?", (project,))
         conn.execute("DELETE FROM summaries WHERE project = ?", (project,))
         conn.execute("DELETE FROM sessions WHERE project = ?", (project,))
+        auto_memory.forget_project(conn, project)  # our copy of Claude Code's notes of it (issue 30)
 
 
 def scrub(conn: sqlite3.Connection) -> None:

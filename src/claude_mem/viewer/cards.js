@@ -11,6 +11,10 @@ async function toggle(card, onForget) {
   if (!open || box.dataset.loaded) return;
   box.dataset.loaded = "1";
   const [kind, id] = card.dataset.key.split(":");
+  if (kind === "auto-memory") { // Claude Code's own note: indexed read-only here, its file is the full text
+    box.replaceChildren(render.noteDetails(card.dataset.ref));
+    return;
+  }
   const ref = { observation: id, summary: `S${id}`, prompt: `P${id}` }[kind];
   try {
     const row = kind === "observation" ? await api(`/api/observations/${id}`)

@@ -60,7 +60,7 @@ async function loadFeed(generation) {
 }
 
 async function loadSearch(generation) {
-  const params = listParams({ q: filters.q, kind: observationsOnly() ? "observation" : "observation,summary,prompt",
+  const params = listParams({ q: filters.q, kind: observationsOnly() ? "observation" : "observation,summary,prompt,auto-memory",
     type: filters.type, author: filters.author, mode: filters.mode, limit: PAGE, offset: feed.searchOffset });
   const page = await api(`/api/search?${params}`);
   if (generation !== feed.generation) return;

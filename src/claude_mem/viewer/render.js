@@ -114,10 +114,17 @@ function snippet(text) {
   return node;
 }
 
+// A Claude Code auto memory note found by search (issue 30): where its full text is.
+export function noteDetails(ref) {
+  return el("p", "small", `${ref}: a note of Claude Code's own auto memory, indexed read-only. Its file in the`
+    + " project's memory directory holds the full text (`claude-mem show " + ref + "` prints it).");
+}
+
 // One feed entry or search result; `item.snippet` marks a search result.
 export function card(item, projectName) {
   const li = el("li", `card kind-${item.kind}`);
   li.dataset.key = `${item.kind}:${item.id}`;
+  if (item.kind === "auto-memory") li.dataset.ref = item.ref;
   li.dataset.created = item.created_at || "";
   li.dataset.project = item.project || "";
   li.dataset.select = "";

@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 from claude_mem.domain import MAX_ID, parse_time
-from claude_mem.index.query import MAX_LIMIT, SearchQuery
+from claude_mem.index.query import DEFAULT_KINDS, MAX_LIMIT, SearchQuery
 from claude_mem.recall.common import RecallError, resolve_project
 from claude_mem.store import Store
 from claude_mem.store.search import project_is_stored
@@ -90,7 +90,7 @@ def search_query(query: dict[str, str], text: str | None, project: str | None, o
     return SearchQuery.build(
         text, mode=query.get("mode"), project=project, types=query.get("type"), since=query.get("since"),
         until=query.get("until"), file=query.get("file"), concept=query.get("concept"),
-        author=query.get("author"), kinds=query.get("kind") or "observation", limit=limit, offset=offset, order=order,
+        author=query.get("author"), kinds=query.get("kind") or DEFAULT_KINDS, limit=limit, offset=offset, order=order,
         snippets=snippets,
     )
 

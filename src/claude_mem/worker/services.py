@@ -15,6 +15,7 @@ import logging
 from typing import Protocol, runtime_checkable
 
 from claude_mem import plugins
+from claude_mem.worker.auto_memory_service import AutoMemoryService
 from claude_mem.worker.backup_service import BackupService
 from claude_mem.worker.context import WorkerContext
 from claude_mem.worker.context_fill import ContextFillService
@@ -43,7 +44,7 @@ def default_services(settings: dict[str, object]) -> list[Service]:
     from claude_mem.worker.change_feed import ChangeFeed
 
     services: list[Service] = [BackupService(), CaptureSocket(), ObserverService(), ChangeFeed(), ContextFillService(),
-                               UseService(), EmbeddingService(), TeamService()]
+                               UseService(), EmbeddingService(), TeamService(), AutoMemoryService()]
     services.extend(plugin_services())
     return services
 

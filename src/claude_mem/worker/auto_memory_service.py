@@ -1,0 +1,87 @@
+"""Keeps Claude Code's auto memory of recently active projects in our index (issue 30, `recall.auto_memory`).
+
+Every `INTERVAL_S` the memory directory of each project with a session in the last `RECENT_DAYS` is
+compared with its rows by stat alone (a listing: no file is read); only a directory that changed is
+synced, reading just the files whose size or mtime moved. `/health` shows `auto_memory`
+{projects, files, synced, last_sync, error}.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from datetime import UTC, datetime, timedelta
+
+from claude_mem.recall import auto_memory
+from claude_mem.store import auto_memory as repository
+from claude_mem.worker.background import BackgroundTask
+from claude_mem.worker.context import WorkerContext
+
+log = logging.getLogger("claude_mem.worker")
+
+INTERVAL_S = 10.0
+PROJECTS_EVERY_S = 60.0  # how often the list of recently active projects is read again
+RECENT_DAYS = 7
+RETRY_S = 30.0
+
+
+class AutoMemoryService(BackgroundTask):
+    """Syncs the auto memory directories of recently active projects when they change."""
+
+    name = "auto-memory"
+
+    def __init__(self, interval: float = INTERVAL_S) -> None:
+        super().__init__()
+        self._ctx: WorkerContext | None = None
+        self.interval = interval
+        self.projects: list[str] = []
+        self._listed_at = float("-inf")
+        self.synced = 0
+        self.files: int | None = None
+        self.last_sync: str | None = None
+        self.last_error: str | None = None
+
+    async def start(self, ctx: WorkerContext) -> None:
+        self._ctx = ctx
+        ctx.auto_memory_status = self.status
+        self._task = asyncio.create_task(self._loop(), name="auto-memory")
+
+    def work_once(self) -> int:
+        """One look at every recent project's directory; how many were synced."""
+        assert self._ctx is not None
+        conn = self._ctx.connect()
+        try:
+            if time.monotonic() - self._listed_at >= PROJECTS_EVERY_S:
+                since = (datetime.now(UTC) - timedelta(days=RECENT_DAYS)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+                self.projects = repository.recent_projects(conn, since)
+                self._listed_at = time.monotonic()
+            done = 0
+            for project in self.projects:
+                if repository.last_sync(conn, project) is not None and auto_memory.unchanged(conn, project):
+                    continue
+                report = auto_memory.sync(conn, project)
+                done += 1
+                self.last_sync = f"{project}: {report['files']} files, {report['read']} read, {report['removed']} removed"
+            self.synced += done
+            self.files = repository.counts(conn)
+            return done
+        finally:
+            conn.close()
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await asyncio.to_thread(self.work_once)
+                self.last_error = None
+            except Exception as exc:  # a busy store, an unreadable directory: try later, never stop the worker
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                log.warning("indexing Claude Code's auto memory failed: %s", self.last_error)
+                await asyncio.sleep(RETRY_S)
+                continue
+            await asyncio.sleep(self.interval)
+
+    def status(self) -> dict[str, object]:
+        """{projects, files, synced, last_sync, error}: projects watched, note files indexed in all, syncs done."""
+        return {"projects": len(self.projects), "files": self.files, "synced": self.synced,
+                "last_sync": self.last_sync, "error": self.last_error}
