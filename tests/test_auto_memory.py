@@ -309,6 +309,13 @@ def test_mcp_search_labels_notes_and_points_to_their_file(conn, memory, repo):
     text = answers.search_text(conn, repo, "staging deploy login")
     assert "auto-memory:deploy_staging.md" in text and "get_observations(ids=[" in text
     assert "full text with the Read tool: " in text and str(memory / "deploy_staging.md") in text
+    only = answers.search_text(conn, repo, "staging deploy login", kinds=["auto-memory"])
+    assert "auto-memory:deploy_staging.md" in only and "Flaky login" not in only
+    # the tool's schema offers the kind (the stdlib server validates against the same catalog)
+    from claude_mem.mcp_server.stdio import load_catalog
+
+    search_tool = next(tool for tool in load_catalog()["tools"] if tool["name"] == "search")
+    assert "auto-memory" in json.dumps(search_tool["inputSchema"]["properties"]["kinds"])
 
 
 # -- never repeated at session start; status and doctor -----------------------------------------------------

@@ -29,7 +29,7 @@ from claude_mem.mcp_server import calls
 from claude_mem.mcp_server.stdio import CATALOG, SERVER_NAME, instructions
 
 ObservationType = Literal["bugfix", "feature", "refactor", "change", "discovery", "decision"]
-Kind = Literal["observation", "summary", "prompt"]
+Kind = Literal["observation", "summary", "prompt", "auto-memory"]
 Order = Literal["relevance", "newest", "oldest"]
 Mode = Literal["hybrid", "keyword", "semantic"]  # index.query.MODES
 
@@ -62,8 +62,9 @@ def search(
     types: Annotated[list[ObservationType] | None, Field(
         max_length=6, description="Only observations of these types.")] = None,
     kinds: Annotated[list[Kind] | None, Field(
-        min_length=1, max_length=3,
-        description="What to search: observations (default), turn summaries, user prompts.")] = None,
+        min_length=1, max_length=4,
+        description="What to search: observations and auto-memory (Claude Code's own memory notes) by default;"
+                    " also turn summaries, user prompts.")] = None,
     since: Annotated[str | None, Field(
         max_length=40, description="Happened at or after: 2026-11-20, 2026-11-20T14:30, or 7d / 12h / 2w.")] = None,
     until: Annotated[str | None, Field(
