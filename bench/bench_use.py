@@ -2,8 +2,8 @@
 
 - `claude-mem status --json` at 10k observations with a month of use recorded (1,000 sessions, each shown
   an index of 50 observations and two prompts' memories, a tenth of it used), against the same command
-  without the `usage` object (today's status before issue 30), interleaved run by run, wall ms of the
-  whole process. Budget: ≤ 2× .
+  without the `usage` and `auto_memory` objects (status before issue 30), interleaved run by run, wall ms
+  of the whole process. Budget: ≤ 2×.
 - The worker's derivation (`recall.use.derive`): captured events read per second (a mix of our MCP
   calls, Bash, edits and turn ends), beside how fast the hooks capture them (it must keep up).
 
@@ -32,11 +32,12 @@ from claude_mem.store import use as store_use
 
 STATUS_BUDGET_RATIO = 2.0
 PLUGIN = "mcp__plugin_persistent-memory_memory__"
-# The status command as the console script runs it; `before` leaves the usage object out.
+# The status command as the console script runs it; `before` leaves out what issue 30 added to it.
 STATUS = ("import sys\n"
           "from claude_mem.cli import status\n"
           "if sys.argv[1] == 'before':\n"
           "    status.usage_report = lambda directory, days=7: None\n"
+          "    status.auto_memory_status = lambda directory: {}\n"
           "from claude_mem.entry import main\n"
           "sys.argv = ['claude-mem', 'status', '--json']\n"
           "main()\n")

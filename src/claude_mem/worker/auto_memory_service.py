@@ -8,17 +8,13 @@ synced, reading just the files whose size or mtime moved. `/health` shows `auto_
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import time
 from datetime import UTC, datetime, timedelta
 
 from claude_mem.recall import auto_memory
 from claude_mem.store import auto_memory as repository
-from claude_mem.worker.background import BackgroundTask
+from claude_mem.worker.background import PollingTask
 from claude_mem.worker.context import WorkerContext
-
-log = logging.getLogger("claude_mem.worker")
 
 INTERVAL_S = 10.0
 PROJECTS_EVERY_S = 60.0  # how often the list of recently active projects is read again
@@ -26,31 +22,28 @@ RECENT_DAYS = 7
 RETRY_S = 30.0
 
 
-class AutoMemoryService(BackgroundTask):
+class AutoMemoryService(PollingTask):
     """Syncs the auto memory directories of recently active projects when they change."""
 
     name = "auto-memory"
+    doing = "indexing Claude Code's auto memory"
+    retry = RETRY_S
 
     def __init__(self, interval: float = INTERVAL_S) -> None:
         super().__init__()
-        self._ctx: WorkerContext | None = None
-        self.interval = interval
+        self.pause = self.idle = interval  # one look every interval, whatever it found
         self.projects: list[str] = []
         self._listed_at = float("-inf")
         self.synced = 0
         self.files: int | None = None
         self.last_sync: str | None = None
-        self.last_error: str | None = None
 
-    async def start(self, ctx: WorkerContext) -> None:
-        self._ctx = ctx
+    def attach(self, ctx: WorkerContext) -> None:
         ctx.auto_memory_status = self.status
-        self._task = asyncio.create_task(self._loop(), name="auto-memory")
 
     def work_once(self) -> int:
         """One look at every recent project's directory; how many were synced."""
-        assert self._ctx is not None
-        conn = self._ctx.connect()
+        conn = self.connect()
         try:
             if time.monotonic() - self._listed_at >= PROJECTS_EVERY_S:
                 since = (datetime.now(UTC) - timedelta(days=RECENT_DAYS)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
@@ -69,17 +62,6 @@ class AutoMemoryService(BackgroundTask):
         finally:
             conn.close()
 
-    async def _loop(self) -> None:
-        while True:
-            try:
-                await asyncio.to_thread(self.work_once)
-                self.last_error = None
-            except Exception as exc:  # a busy store, an unreadable directory: try later, never stop the worker
-                self.last_error = f"{type(exc).__name__}: {exc}"
-                log.warning("indexing Claude Code's auto memory failed: %s", self.last_error)
-                await asyncio.sleep(RETRY_S)
-                continue
-            await asyncio.sleep(self.interval)
 
     def status(self) -> dict[str, object]:
         """{projects, files, synced, last_sync, error}: projects watched, note files indexed in all, syncs done."""

@@ -12,44 +12,36 @@ A pause between batches lets hooks and the observer take their turn at the write
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 
 from claude_mem.store import context_field
-from claude_mem.worker.background import BackgroundTask
+from claude_mem.worker.background import PollingTask
 from claude_mem.worker.context import WorkerContext
 
 log = logging.getLogger("claude_mem.worker")
 
-PAUSE_S = 0.05  # between batches while work waits
-IDLE_S = 0.5  # between looks when nothing did
-RETRY_S = 5.0
 
-
-class ContextFillService(BackgroundTask):
+class ContextFillService(PollingTask):
     """Indexes the rows m017 left to the worker, then keeps every row's context current."""
 
     name = "context-index"
+    doing = "keeping the search context current"
+    idle = 0.5  # between looks when nothing was done
 
     def __init__(self) -> None:
         super().__init__()
-        self._ctx: WorkerContext | None = None
         self.indexed = self.refreshed = 0
         self.waiting: int | None = None
         self.queued: int | None = None
-        self.last_error: str | None = None
         self._started = time.monotonic()
 
-    async def start(self, ctx: WorkerContext) -> None:
-        self._ctx = ctx
+    def attach(self, ctx: WorkerContext) -> None:
         ctx.index_status = self.status
-        self._task = asyncio.create_task(self._loop(), name="context-index")
 
     def work_once(self) -> int:
         """One batch: rows stored before m017 first, then rows a newer neighbour joined; how many rows."""
-        assert self._ctx is not None
-        conn = self._ctx.connect()
+        conn = self.connect()
         try:
             if context_field.filling(conn):
                 done = context_field.fill(conn)
@@ -67,17 +59,6 @@ class ContextFillService(BackgroundTask):
         finally:
             conn.close()
 
-    async def _loop(self) -> None:
-        while True:
-            try:
-                done = await asyncio.to_thread(self.work_once)
-                self.last_error = None
-            except Exception as exc:  # a busy or damaged store: try again later, never take the worker down
-                self.last_error = f"{type(exc).__name__}: {exc}"
-                log.warning("keeping the search context current failed: %s", self.last_error)
-                await asyncio.sleep(RETRY_S)
-                continue
-            await asyncio.sleep(PAUSE_S if done else IDLE_S)
 
     def status(self) -> dict[str, object]:
         """{waiting, queued, indexed, refreshed, error}: rows stored before m017 not yet in the keyword index,
