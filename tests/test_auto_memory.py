@@ -554,6 +554,7 @@ def test_a_note_the_real_cli_saves_is_found_by_claude_mem_search(tmp_path, data_
                               env={**os.environ, "HOME": str(home), "CLAUDE_PROJECT_DIR": str(project)})
     assert searched.returncode == 0, searched.stderr
     hits = json.loads(searched.stdout)["items"]
-    # Claude Code 2.1.332 rewrote the front matter: the name as a slug, the type nested under `metadata:`
-    assert [(hit["ref"], hit["title"], hit["type"]) for hit in hits] == [
-        ("auto-memory:project_release.md", "release-checklist", "project")]
+    # Claude Code 2.1.332 rewrote the front matter: the name as a slug (so the description titles the hit),
+    # the type nested under `metadata:`
+    assert [(hit["ref"], hit["title"], hit["subtitle"], hit["type"]) for hit in hits] == [
+        ("auto-memory:project_release.md", "what a release needs", "release-checklist", "project")]

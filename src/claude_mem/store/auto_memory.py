@@ -167,7 +167,12 @@ def note(conn: sqlite3.Connection, path: str, project: str | None) -> list[dict[
 _HIT_SELECT = (
     "SELECT 'auto-memory' AS kind, a.id AS id, 'auto-memory:' || a.path AS ref, a.modified_at AS created_at,"
     " a.project AS project, CASE WHEN a.type = '' THEN 'note' ELSE a.type END AS type,"
-    " CASE WHEN a.name = '' THEN a.path ELSE a.name END AS title, NULLIF(a.description, '') AS subtitle,"
+    # a name of words is the title; a slug name (`flaky_login`: what Claude Code 2.1.332 writes) gives way to
+    # the description, the note's one line for a reader, and becomes the subtitle
+    " CASE WHEN a.description != '' AND instr(trim(a.name), ' ') = 0 THEN a.description"
+    " WHEN a.name = '' THEN a.path ELSE a.name END AS title,"
+    " CASE WHEN a.description != '' AND instr(trim(a.name), ' ') = 0 THEN NULLIF(a.name, '')"
+    " ELSE NULLIF(a.description, '') END AS subtitle,"
     " substr(a.body, 1, 160) AS snippet, {score} AS score, NULL AS session_id, a.path AS path"
 )
 
