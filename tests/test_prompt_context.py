@@ -104,6 +104,47 @@ def test_a_worker_that_never_answers_costs_the_timeout_then_keyword_search_runs(
         silent.close()
 
 
+def test_the_worker_is_asked_before_the_prompt_is_stored(workspace, data_dir):
+    """The hook sends its question, then stores the prompt, then reads the answer: the worker searches while
+    the hook writes. Seen deterministically with the database held busy: the question arrives while the
+    prompt waits for the lock (nothing spooled yet), and the answer is still used after the prompt spooled."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    spool = data_dir / "spool"
+    seen: dict = {}
+
+    def answer() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(65536)
+            seen["spooled_then"] = sorted(p.name for p in spool.glob("*.jsonl")) if spool.exists() else []
+            item = {"id": workspace["ids"][RECONNECT[0]], "created_at": "2026-11-20T10:00:00.000Z", "type": "bugfix",
+                    "title": RECONNECT[0], "subtitle": None}
+            body = json.dumps({"items": [item]}).encode()
+            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+
+    server = threading.Thread(target=answer, daemon=True)
+    server.start()
+    (data_dir / "worker.json").write_text(json.dumps({"pid": os.getpid(), "port": listener.getsockname()[1]}))
+    holder = db.connect(db.db_path(str(data_dir)))
+    holder.execute("BEGIN IMMEDIATE")  # the hook's prompt waits 250 ms for the lock, then goes to the spool
+    try:
+        result = run_hook("user-prompt", prompt_payload(workspace["cwd"], "anything at all"),
+                          env={"CLAUDE_MEM_PROMPT_CONTEXT_TIMEOUT_MS": "100", "CLAUDE_MEM_AUTOSTART": "false"},
+                          timeout=30)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        listener.close()
+    server.join(5)
+    assert seen["spooled_then"] == []  # asked before the prompt was stored (or spooled)
+    assert sorted(p.name for p in spool.glob("*.jsonl"))  # then it was spooled: the database was busy
+    assert added(result) == [workspace["ids"][RECONNECT[0]]]
+
+
 @pytest.fixture
 def worker(workspace, data_dir):
     """A real worker (its own process) on the workspace's store, with every observation embedded."""

@@ -17,6 +17,7 @@ from claude_mem.runtime import switch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 HELP_FLAGS = ("-h", "--help")
@@ -76,6 +77,13 @@ def _after_capture(hook: str, data_dir: str, config: "dict[str, Any]") -> None:
     ensure_worker(data_dir, config)
 
 
+def _asker(data_dir: str) -> "Callable[[dict[str, Any], dict[str, Any]], object]":
+    """`intake.take`'s `before_store` for the user-prompt hook: the question to the worker, sent early."""
+    from claude_mem.recall.prompt_context import ask_early
+
+    return lambda record, config: ask_early(record, config, data_dir)
+
+
 def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> int:
     """Process one hook call; always returns 0. Without `shows` (`CLAUDE_MEM=write`) the session-start and
     user-prompt hooks capture and print no memory."""
@@ -83,7 +91,9 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
 
     data_dir = settings.data_dir()
     patterns.use_cache(patterns.cache_file(paths.cache_dir(data_dir)))
-    taken = intake.take(hook, raw, env, data_dir)
+    # the user-prompt hook asks the worker before it stores the prompt: the worker searches meanwhile
+    taken = intake.take(hook, raw, env, data_dir, before_store=_asker(data_dir) if hook == "user-prompt" and shows
+                        else None)
     for message in taken.messages:
         _stderr(hook, message)
     record, conn, config, incoming = taken.record, taken.conn, taken.config, taken.incoming
@@ -104,12 +114,13 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
 
             _stdout(build_output(conn, record, config, incoming))
         if hook == "user-prompt" and config["prompt_context"] and not record["private"]:
-            from claude_mem.recall.prompt_context import user_prompt
+            from claude_mem.recall.prompt_context import Asked, user_prompt
 
             related = user_prompt({"prompt": record["payload"].get("prompt"), "cwd": str(record["cwd"] or ""),
                                    "session_id": incoming.get("session_id"),
                                    "project": record["project"] if conn is not None else None},
-                                  data_dir, config, env, conn)
+                                  data_dir, config, env, conn,
+                                  asked=taken.early if isinstance(taken.early, Asked) else None)
             if related:
                 _stdout(related)
     finally:

@@ -109,15 +109,46 @@ def ask_worker(data_dir: str, project: str, prompt: str, session: str, limit: in
                timeout: float) -> list[dict[str, Any]] | None:
     """The worker's matches for the prompt (already thresholded and without what the session was shown),
     or None when no worker answers within `timeout` seconds."""
+    return answered(start_asking(data_dir, project, prompt, session, limit, timeout))
+
+
+class Asked:
+    """A question sent to the worker (`start_asking`) whose answer is read later (`answered`): the hook
+    sends it before it stores the prompt, so the worker searches while the hook writes."""
+
+    __slots__ = ("limit", "project", "prompt", "sent", "session")
+
+    def __init__(self, sent: tuple[Any, float], project: str, prompt: str, session: str, limit: int) -> None:
+        self.sent, self.project, self.prompt, self.session, self.limit = sent, project, prompt, session, limit
+
+    def fits(self, project: str, prompt: str, session: str, limit: int) -> bool:
+        """Whether this is the question `user_prompt` would ask (the store may map a moved checkout to
+        another project when it stores the prompt)."""
+        return (self.project, self.prompt, self.session, self.limit) == (project, prompt, session, limit)
+
+    def close(self) -> None:
+        self.sent[0].close()
+
+
+def start_asking(data_dir: str, project: str, prompt: str, session: str, limit: int, timeout: float) -> Asked | None:
+    """Send the worker the question `ask_worker` asks, without waiting; None when no worker is known."""
     info = discovery.read_info(data_dir)
     if info is None or timeout <= 0:
         return None
     body = {"prompt": prompt[:MAX_PROMPT_CHARS], "project": project, "session": session, "limit": limit}
-    answer = discovery.request_json(info["port"], "POST", RELATED_PATH, body, timeout)
+    sent = discovery.send_request(info["port"], "POST", RELATED_PATH, body, timeout)
+    return None if sent is None else Asked(sent, project, prompt, session, limit)
+
+
+def answered(asked: Asked | None) -> list[dict[str, Any]] | None:
+    """The worker's answer to `asked`, or None when there is none in time."""
+    if asked is None:
+        return None
+    answer = discovery.read_answer(asked.sent)
     items = answer.get("items") if answer is not None else None
     if not isinstance(items, list):
         return None
-    return [item for item in items if isinstance(item, dict) and isinstance(item.get("id"), int)][:limit]
+    return [item for item in items if isinstance(item, dict) and isinstance(item.get("id"), int)][:asked.limit]
 
 
 def render(rows: list[dict[str, Any]], budget_tokens: int) -> tuple[str, list[int]]:
@@ -154,13 +185,14 @@ def render(rows: list[dict[str, Any]], budget_tokens: int) -> tuple[str, list[in
 
 def user_prompt(payload: dict[str, Any], data_dir: str | None = None, values: dict[str, Any] | None = None,
                 env: dict[str, str] | None = None, conn: Store | None = None,
-                exclude: set[int] | None = None) -> dict[str, Any] | None:
+                exclude: set[int] | None = None, asked: Asked | None = None) -> dict[str, Any] | None:
     """The user-prompt hook's stdout JSON, or None when the feature is off or nothing matches well.
 
     `payload` holds `prompt`, `cwd` and `session_id`; `conn`, when given, is the hook's writable
     connection (what is added gets recorded as shown); otherwise a read-only one is opened.
     `exclude`: the ids to leave out instead of what the session was shown (`CLAUDE_MEM=read` records
-    nothing, so it passes what its index lists).
+    nothing, so it passes what its index lists). `asked`: the question the hook already sent the worker
+    (`ask_early`), used when it is the one this call would ask.
     """
     data_dir = data_dir or settings.data_dir()
     config: dict[str, Any] = values if values is not None else settings.load(data_dir)
@@ -172,7 +204,11 @@ def user_prompt(payload: dict[str, Any], data_dir: str | None = None, values: di
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
     project = str(payload.get("project") or "") or store_projects.project_here(conn, cwd, env)
     timeout = int(config.get("prompt_context_timeout_ms") or 0) / 1000
-    if exclude is None:
+    if asked is not None and exclude is None and asked.fits(project, prompt, session, limit):
+        rows = answered(asked)
+    elif exclude is None:
+        if asked is not None:  # asked of another project (the store mapped a moved checkout): ask again
+            asked.close()
         rows = ask_worker(data_dir, project, prompt, session, limit, timeout)
     else:
         # the worker leaves out only what a session was shown: ask for more and leave `exclude` out here
@@ -193,6 +229,17 @@ def user_prompt(payload: dict[str, Any], data_dir: str | None = None, values: di
     if not text:
         return None
     return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+
+
+def ask_early(record: dict[str, Any], config: dict[str, Any], data_dir: str) -> Asked | None:
+    """The user-prompt hook's question to the worker, sent before the prompt is stored (`intake.take`'s
+    `before_store`); None when per-prompt memory is off, the prompt private or no worker is known."""
+    prompt = record["payload"].get("prompt")
+    if not config.get("prompt_context") or record["private"] or not isinstance(prompt, str) or not prompt.strip():
+        return None
+    return start_asking(data_dir, str(record["project"]), prompt, str(record["content_session_id"]),
+                        int(config.get("prompt_context_results") or 0),
+                        int(config.get("prompt_context_timeout_ms") or 0) / 1000)
 
 
 def _freshen(conn: Store | None, data_dir: str, project: str, cwd: str, rows: list[dict[str, Any]],

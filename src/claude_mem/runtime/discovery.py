@@ -117,6 +117,12 @@ def request_json(port: int, method: str, path: str, body: object, timeout: float
     ~10 ms of imports, and `socket` itself ~6 ms of CPU (it imports `enum` and `selectors`).
     `timeout` bounds the whole exchange; the answer is read up to 1 MB.
     """
+    return read_answer(send_request(port, method, path, body, timeout))
+
+
+def send_request(port: int, method: str, path: str, body: object, timeout: float) -> tuple[Any, float] | None:
+    """The first half of `request_json`: connect and send the request, so that the worker works on it while
+    the caller does something else; (the socket, the deadline) for `read_answer`, or None on any failure."""
     import _socket
     import time
 
@@ -125,13 +131,30 @@ def request_json(port: int, method: str, path: str, body: object, timeout: float
     head = "%s %s HTTP/1.0\r\nHost: 127.0.0.1:%d\r\nAccept: application/json\r\n" % (method, path, port)
     if body is not None:
         head += "Content-Type: application/json\r\nContent-Length: %d\r\n" % len(payload)
-    chunks: list[bytes] = []
+    conn = None
     try:
         conn = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        conn.settimeout(timeout)
+        conn.connect(("127.0.0.1", port))
+        conn.sendall(head.encode() + b"\r\n" + payload)
+    except (OSError, ValueError, OverflowError):  # refused, timed out, reset; a port out of range
+        if conn is not None:
+            conn.close()
+        return None
+    return conn, deadline
+
+
+def read_answer(sent: tuple[Any, float] | None) -> dict[str, Any] | None:
+    """The second half of `request_json`: the decoded 200 answer to what `send_request` sent, read until
+    its deadline (None on any failure); the socket is closed either way."""
+    import time
+
+    if sent is None:
+        return None
+    conn, deadline = sent
+    chunks: list[bytes] = []
+    try:
         try:
-            conn.settimeout(timeout)
-            conn.connect(("127.0.0.1", port))
-            conn.sendall(head.encode() + b"\r\n" + payload)
             total = 0
             while total < 1_000_000:
                 conn.settimeout(max(deadline - time.monotonic(), 0.001))
@@ -142,7 +165,7 @@ def request_json(port: int, method: str, path: str, body: object, timeout: float
                 total += len(chunk)
         finally:
             conn.close()
-    except (OSError, ValueError, OverflowError):  # refused, timed out, reset; a port out of range
+    except (OSError, ValueError, OverflowError):  # timed out, reset
         return None
     answer_head, sep, answer = b"".join(chunks).partition(b"\r\n\r\n")
     status_line = answer_head.split(b"\r\n", 1)[0].split()

@@ -21,6 +21,7 @@ from claude_mem.store.capture import apply_record
 from claude_mem.store.transaction import transaction
 
 if False:  # for the type checker only: `typing` stays off the hook path
+    from collections.abc import Callable
     from typing import Any
 
 # A raw payload bigger than this is reported (its fields are cut to `max_field_chars` and stored).
@@ -32,7 +33,7 @@ class Taken:
     (not captured: skip_tools, excluded_projects, a private turn) or "bad input"; `messages` are for
     the hook's stderr. `conn` is the open database after a commit (the caller closes it)."""
 
-    __slots__ = ("config", "conn", "incoming", "messages", "outcome", "record")
+    __slots__ = ("config", "conn", "early", "incoming", "messages", "outcome", "record")
 
     def __init__(self, outcome: str, messages: list[str] | None = None) -> None:
         self.outcome = outcome
@@ -41,6 +42,7 @@ class Taken:
         self.incoming: dict[str, Any] = {}
         self.config: dict[str, Any] = {}
         self.conn: db.Store | None = None
+        self.early: object = None  # what `take`'s `before_store` returned
 
 
 def private_marker(data_dir: str, content_session_id: str) -> str:
@@ -102,8 +104,11 @@ def _fingerprint(data_dir: str, hook: str, record: dict[str, Any], incoming: dic
         diagnostics.log(data_dir, hook, f"file fingerprints skipped: {type(exc).__name__}")
 
 
-def take(hook: str, raw: bytes, env: dict[str, Any], data_dir: str, busy_timeout_ms: int = db.HOOK_BUSY_MS) -> Taken:
-    """Capture one hook call's payload under the user's settings (`env` as the hook saw it)."""
+def take(hook: str, raw: bytes, env: dict[str, Any], data_dir: str, busy_timeout_ms: int = db.HOOK_BUSY_MS,
+         before_store: Callable[[dict[str, Any], dict[str, Any]], object] | None = None) -> Taken:
+    """Capture one hook call's payload under the user's settings (`env` as the hook saw it). `before_store`
+    (record, settings) runs once the record is cleaned, before it is written: the user-prompt hook asks the
+    worker then, so the worker searches while the hook writes; its result is `Taken.early`."""
     try:
         incoming = payload.decode(raw)
         event = payload.event_name(hook, incoming)
@@ -126,8 +131,15 @@ def take(hook: str, raw: bytes, env: dict[str, Any], data_dir: str, busy_timeout
         _fingerprint(data_dir, hook, record, incoming, env)
     if kind == "prompt":
         _mark_turn(data_dir, record)
+    early = None
+    if before_store is not None:
+        try:
+            early = before_store(record, config)
+        except Exception as exc:  # noqa: BLE001 - only a speed-up: the event is stored whatever it did
+            diagnostics.log(data_dir, hook, f"before storing: {type(exc).__name__}: {exc}")
     outcome, conn = _store(data_dir, record, hook, busy_timeout_ms)
     taken = Taken(outcome)
+    taken.early = early
     taken.record, taken.incoming, taken.config, taken.conn = record, incoming, config, conn
     if len(raw) > OVERSIZED_BYTES and outcome != "duplicate":
         diagnostics.quarantine(data_dir, hook, raw)
