@@ -300,6 +300,26 @@ def test_http_search_and_health_through_the_worker_service(data_dir, memory, rep
     assert [(hit["kind"], hit["ref"]) for hit in found["items"]] == [("auto-memory", "auto-memory:user_role.md")]
 
 
+def test_the_first_session_of_a_project_gets_its_notes_synced_at_once(data_dir, memory, repo):
+    """Projects are listed again on a new session, not only every minute: a project's first session start
+    (which starts the worker) has its notes indexed by the worker's next look."""
+    from claude_mem.worker.app import create_app
+    from claude_mem.worker.auto_memory_service import PROJECTS_EVERY_S, AutoMemoryService
+    from test_worker_app import BASE, make_ctx
+
+    ctx = make_ctx(data_dir, backup_interval_hours=0)
+    with TestClient(create_app(ctx, services=[AutoMemoryService(interval=0.05)]), base_url=BASE) as client:
+        time.sleep(0.3)  # a few looks with no session at all: no project to watch
+        assert (client.get("/health").json()["auto_memory"] or {}).get("files") in (0, None)
+        conn = db.connect(db.db_path(str(data_dir)))
+        add_session(conn, "s-first", repo, stamp(0))
+        conn.close()
+        deadline = time.monotonic() + PROJECTS_EVERY_S / 6
+        while time.monotonic() < deadline and not client.get("/health").json()["auto_memory"].get("files"):
+            time.sleep(0.05)
+        assert client.get("/health").json()["auto_memory"]["files"] == 2
+
+
 def test_mcp_search_labels_notes_and_points_to_their_file(conn, memory, repo):
     from claude_mem.mcp_server import answers
 

@@ -79,6 +79,11 @@ def remove(conn: sqlite3.Connection, project: str, paths: list[str]) -> None:
                 conn.execute("DELETE FROM auto_memory WHERE id = ?", (row[0],))
 
 
+def newest_session(conn: sqlite3.Connection) -> int:
+    """The id of the newest session (0: none): a new one may be a project to watch."""
+    return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM sessions").fetchone()[0])
+
+
 def recent_projects(conn: sqlite3.Connection, since: str, cap: int = 50) -> list[str]:
     """The projects with a session active since `since` (store format), most recent first."""
     return [row[0] for row in conn.execute(

@@ -17,7 +17,7 @@ from claude_mem.worker.background import PollingTask
 from claude_mem.worker.context import WorkerContext
 
 INTERVAL_S = 10.0
-PROJECTS_EVERY_S = 60.0  # how often the list of recently active projects is read again
+PROJECTS_EVERY_S = 60.0  # how often the list of recently active projects is read again (and on a new session)
 RECENT_DAYS = 7
 RETRY_S = 30.0
 
@@ -34,6 +34,7 @@ class AutoMemoryService(PollingTask):
         self.pause = self.idle = interval  # one look every interval, whatever it found
         self.projects: list[str] = []
         self._listed_at = float("-inf")
+        self._newest_session = -1
         self.synced = 0
         self.files: int | None = None
         self.last_sync: str | None = None
@@ -45,7 +46,9 @@ class AutoMemoryService(PollingTask):
         """One look at every recent project's directory; how many were synced."""
         conn = self.connect()
         try:
-            if time.monotonic() - self._listed_at >= PROJECTS_EVERY_S:
+            newest = repository.newest_session(conn)  # a new session: its project is watched from its first look
+            if time.monotonic() - self._listed_at >= PROJECTS_EVERY_S or newest != self._newest_session:
+                self._newest_session = newest
                 since = (datetime.now(UTC) - timedelta(days=RECENT_DAYS)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
                 self.projects = repository.recent_projects(conn, since)
                 self._listed_at = time.monotonic()
