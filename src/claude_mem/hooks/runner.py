@@ -109,6 +109,10 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
             if written:
                 _stdout(written)
             return 0
+        if hook == "post-tool" and "failure" in record and taken.outcome == "stored" and conn is not None:
+            noted = failure_note(conn, record, data_dir)
+            if noted:
+                _stdout(noted)
         if hook == "session-start":
             from claude_mem.hooks.session_start import build_output
 
@@ -127,6 +131,18 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
         if conn is not None:
             conn.close()
     return 0
+
+
+def failure_note(conn: "Any", record: "dict[str, Any]", data_dir: str) -> "dict[str, Any] | None":
+    """The note beside a failure the project has seen before (`recall.failure_notes`), or None; a problem
+    costs the note and a log line, never the capture."""
+    try:
+        from claude_mem.recall.failure_notes import after_failure
+
+        return after_failure(conn, record)
+    except Exception as exc:  # noqa: BLE001 - the event is stored; only the note is lost
+        diagnostics.log(data_dir, "post-tool", f"failure note skipped: {type(exc).__name__}: {exc}")
+        return None
 
 
 def usage(hook: str | None = None) -> str:
@@ -179,12 +195,15 @@ def run_from_argv(argv: list[str]) -> int:
     try:  # a running worker captures a post-tool event with everything loaded (capture/handoff.py)
         from claude_mem.capture import handoff
 
-        messages = handoff.send(settings.data_dir(), hook, raw, env)
+        answered = handoff.send(settings.data_dir(), hook, raw, env, switch.shows(chosen))
     except Exception:  # noqa: BLE001 - then the hook captures the event itself
-        messages = None
-    if messages is not None:
+        answered = None
+    if answered is not None:
+        messages, output = answered
         for message in messages:
             _stderr(hook, message)
+        if output:
+            _stdout(output)
         return 0
     return handle_safely(hook, raw, env, switch.shows(chosen))
 
