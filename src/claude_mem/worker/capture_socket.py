@@ -52,7 +52,8 @@ def answer(data_dir: str, header: bytes, raw: bytes, magic: bytes = handoff.MAGI
     output = None
     try:
         if magic != handoff.MAGICS[0] and meta.get("shows", True) is not False and taken.outcome == "stored" \
-                and taken.conn is not None and taken.record is not None and "failure" in taken.record:
+                and taken.conn is not None and taken.record is not None and "failure" in taken.record \
+                and taken.config.get("failure_notes", True):
             output = _failure_note(data_dir, taken.conn, taken.record)
     finally:
         if taken.conn is not None:
