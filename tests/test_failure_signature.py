@@ -1,0 +1,116 @@
+"""Failure signatures (issue 31): recurrences of one failure sign alike, other failures do not, and any
+input is signed in bounded work without raising."""
+
+import os
+import subprocess
+import sys
+
+from claude_mem.capture.failure_signature import (
+    COMMAND_TEXT_CHARS,
+    ERROR_TEXT_CHARS,
+    command_signature,
+    normalize_command,
+    signature,
+)
+from conftest import REPO
+
+PYTEST_MISSING_MODULE = """Exit code 2
+============================= test session starts ==============================
+platform linux -- Python 3.11.7, pytest-8.0.0, pluggy-1.4.0
+rootdir: {root}
+collected 0 items / 1 error
+
+==================================== ERRORS ====================================
+____________________ ERROR collecting tests/{test}.py ____________________
+ImportError while importing test module '{root}/tests/{test}.py'.
+Traceback:
+/usr/lib/python3.11/importlib/__init__.py:126: in import_module
+    return _bootstrap._gcd_import(name[level:], package, level)
+tests/{test}.py:{line}: in <module>
+    import requests
+E   ModuleNotFoundError: No module named 'requests'
+=========================== short test summary info ============================
+ERROR tests/{test}.py
+=============================== 1 error in {secs}s ===============================
+"""
+
+
+def test_the_api_shape():
+    sig = signature("Bash", {"command": "cd /home/dev/proj && pytest tests/test_api.py -x"},
+                    PYTEST_MISSING_MODULE.format(root="/home/dev/proj", test="test_api", line=3, secs="0.12"))
+    assert sig is not None
+    assert set(sig) >= {"command", "error", "program", "command_text", "error_text", "command_norm", "error_norm"}
+    assert len(sig["command"]) == len(sig["error"]) == 16
+    assert sig["program"] == "pytest"
+    assert sig["command_norm"] == "pytest <path> -x"
+    assert "ModuleNotFoundError: No module named 'requests'" in sig["error_text"]
+    assert sig["command"] == command_signature("pytest tests/test_other.py -x")
+    assert len(sig["command_text"]) <= COMMAND_TEXT_CHARS and len(sig["error_text"]) <= ERROR_TEXT_CHARS
+
+
+def test_nothing_to_sign():
+    assert signature("Bash", {"command": "  "}, "") is None
+    assert signature("Bash", None, "") is None
+    assert command_signature("") == ""
+
+
+def test_a_recurrence_with_other_paths_lines_and_timings_signs_alike():
+    first = signature("Bash", {"command": "pytest tests/test_api.py"},
+                      PYTEST_MISSING_MODULE.format(root="/home/dev/proj", test="test_api", line=3, secs="0.12"))
+    again = signature("Bash", {"command": "timeout 120 python -m pytest tests/test_users.py 2>&1 | tail -40"},
+                      PYTEST_MISSING_MODULE.format(root="/tmp/wt-9f3a", test="test_users", line=17, secs="1.87"))
+    assert first is not None and again is not None
+    assert (first["command"], first["error"]) == (again["command"], again["error"])
+
+
+def test_other_tools_sign_the_tool_and_the_file_name():
+    edit = signature("Edit", {"file_path": "/home/dev/proj/app/config.py", "old_string": "x"},
+                     "<tool_use_error>String to replace not found in file.\nString: x</tool_use_error>")
+    other = signature("Edit", {"file_path": "/home/dev/proj/app/models.py", "old_string": "y"},
+                      "<tool_use_error>String to replace not found in file.\nString: y</tool_use_error>")
+    read = signature("Read", {"file_path": "/home/dev/proj/app/config.py"}, "File does not exist.")
+    assert edit is not None and other is not None and read is not None
+    assert edit["command"] == "" and edit["program"] == "Edit"
+    assert edit["error_norm"] == "[Edit config.py] String to replace not found in file."
+    assert len({edit["error"], other["error"], read["error"]}) == 3
+
+
+def test_command_normalization():
+    cases = {
+        "cd /work/x && timeout 60 uv run pytest tests/ -x -q 2>&1 | tail -20": ("pytest", "pytest <path> -x -q"),
+        ".venv/bin/python3.11 -m pytest -k 'login and not slow'": ("pytest", "pytest -k <str>"),
+        "npm test": ("npm run test", "npm run test"),
+        "npm run test": ("npm run test", "npm run test"),
+        "yarn run build": ("yarn build", "yarn build"),
+        "cargo +nightly build --release": ("cargo build", "cargo build +nightly --release"),
+        "go test ./... -run TestFoo": ("go test", "go test <path> -run TestFoo"),
+        "docker compose -f dc.yml up -d db": ("docker compose up", "docker compose up -f <path> -d db"),
+        "git -C /tmp/x push origin main": ("git push", "git push -C <path> origin main"),
+        "make build": ("make build", "make build"),
+        "psql -U postgres -c 'SELECT * FROM users' app": ("psql", "psql -U postgres -c <str> app"),
+        "npx tsc --noEmit": ("tsc", "tsc --noEmit"),
+        "DATABASE_URL=postgres://u:p@h/db poetry run alembic upgrade head":
+            ("alembic upgrade", "DATABASE_URL=<v> alembic upgrade head"),
+        "pip install requests==2.31.0": ("pip install", "pip install requests==<n>"),
+        "cat > x.py <<'EOF'\nprint(1)\nEOF\npython x.py": ("python x.py", "python x.py"),
+        "python manage.py migrate --noinput": ("python manage.py migrate", "python manage.py migrate --noinput"),
+    }
+    for command, expected in cases.items():
+        assert normalize_command(command) == expected, command
+
+
+def test_the_command_side_needs_no_regex_module():
+    """A successful Bash call signs its command too: that costs string operations only (no `re`)."""
+    script = (
+        "import os, sys\n"
+        "sys.path.insert(0, os.path.join(sys.argv[1], 'src'))\n"
+        "from claude_mem.capture import failure_signature\n"
+        "failure_signature.command_signature('cd /x && timeout 9 uv run pytest tests/ -x 2>&1 | tail -5')\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    result = subprocess.run([sys.executable, "-I", "-S", "-c", script, REPO], capture_output=True, text=True,
+                            timeout=60, env=dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    modules = set(result.stdout.split())
+    assert "claude_mem.capture.failure_signature" in modules
+    assert sorted(modules & {"re", "json", "typing", "hashlib", "dataclasses", "pathlib", "logging"}) == []
