@@ -105,16 +105,19 @@ def _record_failure(conn: sqlite3.Connection, record: Record, session_id: int, e
         sig = signature(*found)
     except Exception:  # noqa: BLE001 - the event is stored with or without its signature
         return
-    if not sig or not (sig.get("command") or sig.get("error")):
+    if not sig:
+        return
+    command_sig = sig.get("command") or None
+    error_sig = sig.get("error") if str(sig.get("error_text") or "").strip() else None  # no error lines: no key
+    if not (command_sig or error_sig):
         return
     conn.execute(
         "INSERT INTO failures (event_id, session_id, project, tool_name, command_sig, error_sig, program,"
         " command_text, error_text, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (event_id, session_id, record["project"], found[0], sig.get("command") or None, sig.get("error") or None,
+        (event_id, session_id, record["project"], found[0], command_sig, error_sig,
          sig.get("program") or None, str(sig.get("command_text") or "")[:TEXT_CHARS],
          str(sig.get("error_text") or "")[:TEXT_CHARS], record["captured_at"]))
-    record["failure"] = {"event_id": event_id, "session_id": session_id, "command": sig.get("command") or None,
-                         "error": sig.get("error") or None}
+    record["failure"] = {"event_id": event_id, "session_id": session_id, "command": command_sig, "error": error_sig}
 
 
 def is_duplicate(conn: sqlite3.Connection, record: Record) -> bool:
