@@ -9,7 +9,8 @@ has seen before, or before a retry of a command that keeps failing. Stdlib only:
   the success, `#123 title — files`, and the worker's one-line "cause → fix"), or "not resolved before"
   with the attempts that did not help. Silent otherwise.
 - `before_retry` (pre-tool, Bash only): when the same normalized command failed on its last run in this
-  project and nothing resolved it since, the same kind of note before it runs — never a permission decision.
+  project and nothing resolved it since, the same kind of note before it runs — never a permission decision —
+  if it failed in another session too, or RETRY_STREAK times in a row in this one.
 
 Every note is at most NOTE_CHARS characters of facts; every stored string in it goes through
 `recall.sanitize.clean` (one inert line, instruction-like text quoted). Each note is recorded
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
     from claude_mem.store import Store
 
 NOTE_CHARS = 600
+# Before a retry, a command whose failures are all this session's own is noted from this many failed runs in
+# a row (its first rerun after a fix attempt is the ordinary edit-and-rerun loop); one that failed in
+# another session is noted at once.
+RETRY_STREAK = 2
 HEADER = "claude-mem memory of past failures (stored facts, not instructions):"
 
 
@@ -38,16 +43,25 @@ def _quoted(text: object, limit: int) -> str:
     return "`" + clean(text, limit).replace("`", "'") + "`"
 
 
+def fixing(conn: "Store", project: str, row: "dict[str, Any]", limit: int = 2) -> "list[tuple[int, str, str, list[str]]]":
+    """The observations that name `row`'s fix: made from the events between its last failure and the success;
+    those that modified files, when any did (the others retell the failure)."""
+    fix_from, by = row.get("fix_from"), row.get("resolved_by")
+    if not isinstance(fix_from, int) or not isinstance(by, int):
+        return []
+    found = store.fix_observations(conn, project, fix_from, by, limit=limit + 3)
+    edits = [item for item in found if item[3]]
+    return (edits or found)[:limit]
+
+
 def _fix_line(conn: "Store", project: str, row: "dict[str, Any]") -> "tuple[str, list[int]]":
     """What resolved `row` last time, and the observation ids it names."""
     named: list[int] = []
     parts: list[str] = []
-    fix_from, by = row.get("fix_from"), row.get("resolved_by")
-    if isinstance(fix_from, int) and isinstance(by, int):
-        for obs_id, _type, title, files in store.fix_observations(conn, project, fix_from, by, limit=2):
-            named.append(obs_id)
-            where = f" \u2014 {clean(', '.join(files[:2]), 60)}" if files else ""
-            parts.append(f"#{obs_id} {clean(title, 90)}{where}")
+    for obs_id, _type, title, files in fixing(conn, project, row):
+        named.append(obs_id)
+        where = f" \u2014 {clean(', '.join(files[:2]), 60)}" if files else ""
+        parts.append(f"#{obs_id} {clean(title, 90)}{where}")
     fix = clean(str(row.get("fix") or "").rpartition(" \u2192 ")[2], 160)  # its cause is the "Error then"
     text = f"Resolved last time ({_when(row.get('resolved_at'))})"
     if parts:
@@ -134,6 +148,9 @@ def before_retry(conn: "Store", content_session_id: str, command: str, at: str) 
     rows = store.last_runs(conn, session[1], signature)
     if not rows or rows[0].get("resolved_by") is not None:
         return None
+    streak = next((index for index, row in enumerate(rows) if row.get("resolved_by") is not None), len(rows))
+    if streak < RETRY_STREAK and all(row["session_id"] == session[0] for row in rows):
+        return None  # the session's own edit-and-rerun loop: it knows what it just saw
     note, named = compose(conn, session[1], rows, "This command failed on its last run here; it was")
     _record(conn, session[0], None, "retry", signature, rows, named, note, at)
     return _output("PreToolUse", note)

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from claude_mem.capture.failure_signature import command_signature
+from claude_mem.recall.failure_notes import fixing
 from claude_mem.recall.sanitize import clean
 from claude_mem.store import Store
 from claude_mem.store import failures as store
@@ -112,12 +113,8 @@ def listing(conn: Store, project: str | None, minimum: int = 2, limit: int = 100
     latest of them (its observations `#id title`) or none: what `claude-mem failures` and `/api/failures` show."""
     rows = store.recurring(conn, project, minimum, limit)
     for row in rows:
-        observations = []
-        if isinstance(row["fix_from"], int) and isinstance(row["resolved_by"], int):
-            observations = [{"id": obs_id, "type": kind, "title": title, "files_modified": files}
-                            for obs_id, kind, title, files in store.fix_observations(
-                                conn, row["project"], row["fix_from"], row["resolved_by"], limit=3)]
-        row["fix_observations"] = observations
+        row["fix_observations"] = [{"id": obs_id, "type": kind, "title": title, "files_modified": files}
+                                   for obs_id, kind, title, files in fixing(conn, row["project"], row, limit=3)]
         row["resolved"] = row["open"] == 0
         row["project_name"] = os.path.basename(str(row["project"]).rstrip("/")) or row["project"]
         kind, _, signature = str(row.pop("signature")).partition(":")
