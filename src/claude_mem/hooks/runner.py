@@ -160,16 +160,20 @@ def before_tool(raw: bytes, shows: bool) -> int:
         config = settings.load(data_dir)
         if not config["failure_notes_before_retry"] or not config["failure_notes"]:
             return 0
+        from claude_mem.capture import failing
+        from claude_mem.capture.failure_signature import command_signature
+
+        signature = command_signature(command[:COMMAND_CHARS])
+        if not failing.contains(data_dir, signature) or not os.path.exists(paths.db_path(data_dir)):
+            return 0  # never failed, or fixed since: SQLite is not even imported
         from claude_mem import store
 
-        if not os.path.exists(paths.db_path(data_dir)):
-            return 0
         patterns.use_cache(patterns.cache_file(paths.cache_dir(data_dir)))
         conn = store.open(data_dir, busy_timeout_ms=store.HOOK_BUSY_MS)
         try:
             from claude_mem.recall.failure_notes import before_retry
 
-            output = before_retry(conn, session_id, command[:COMMAND_CHARS], payload.now_iso())
+            output = before_retry(conn, session_id, signature, payload.now_iso())
         finally:
             conn.close()
         if output:
@@ -187,7 +191,7 @@ def failure_note(conn: "Any", record: "dict[str, Any]", data_dir: str) -> "dict[
     try:
         from claude_mem.recall.failure_notes import after_failure
 
-        return after_failure(conn, record)
+        return after_failure(conn, record, data_dir)
     except Exception as exc:  # noqa: BLE001 - the event is stored; only the note is lost
         diagnostics.log(data_dir, "post-tool", f"failure note skipped: {type(exc).__name__}: {exc}")
         return None

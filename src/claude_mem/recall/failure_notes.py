@@ -17,6 +17,7 @@ Every note is at most NOTE_CHARS characters of facts; every stored string in it 
 (`failure_notes`) so "memory in use" can count whether the session followed it.
 """
 
+from claude_mem.capture import failing
 from claude_mem.recall.sanitize import clean
 from claude_mem.store import failures as store
 
@@ -118,11 +119,14 @@ def _record(conn: "Store", session_id: int, event_id: "int | None", via: str, co
         pass
 
 
-def after_failure(conn: "Store", record: "dict[str, Any]") -> "dict[str, Any] | None":
-    """The post-tool hook's answer to a failure just stored (`record["failure"]`, `store.capture`), or None."""
+def after_failure(conn: "Store", record: "dict[str, Any]", data_dir: str) -> "dict[str, Any] | None":
+    """The post-tool hook's answer to a failure just stored (`record["failure"]`, `store.capture`), or None.
+    Its command goes to the pre-tool hook's file of failing commands (`capture.failing`)."""
     failure = record.get("failure")
     if not isinstance(failure, dict):
         return None
+    if failure.get("command"):
+        failing.add(data_dir, str(failure["command"]))
     project = str(record["project"])
     rows = _matches(store.earlier(conn, project, failure.get("command"), failure.get("error"),
                                   int(failure["event_id"])), failure)
@@ -134,16 +138,11 @@ def after_failure(conn: "Store", record: "dict[str, Any]") -> "dict[str, Any] | 
     return _output("PostToolUseFailure" if record["kind"] == "tool_failure" else "PostToolUse", note)
 
 
-def before_retry(conn: "Store", content_session_id: str, command: str, at: str) -> "dict[str, Any] | None":
-    """The pre-tool hook's answer before a Bash `command`: a note when its normalized form failed on its last
-    run in the session's project and no success resolved it since; else None."""
-    from claude_mem.capture.failure_signature import command_signature
-
+def before_retry(conn: "Store", content_session_id: str, signature: str, at: str) -> "dict[str, Any] | None":
+    """The pre-tool hook's answer before a Bash command of this `signature` (`command_signature`): a note when
+    it failed on its last run in the session's project and no success resolved it since; else None."""
     session = store.session_project(conn, content_session_id)
     if session is None:
-        return None
-    signature = command_signature(command)
-    if not signature:
         return None
     rows = store.last_runs(conn, session[1], signature)
     if not rows or rows[0].get("resolved_by") is not None:

@@ -138,6 +138,12 @@ def resolve(conn: sqlite3.Connection, links: list[tuple[list[int], int, str, int
                      " ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)", (WATERMARK, scanned_to))
 
 
+def open_commands(conn: sqlite3.Connection) -> list[str]:
+    """The command signatures of the failures not resolved yet (the pre-tool hook's pre-filter)."""
+    return [str(row[0]) for row in conn.execute(
+        "SELECT DISTINCT command_sig FROM failures WHERE resolved_by IS NULL AND command_sig IS NOT NULL ORDER BY 1")]
+
+
 # Listings: `claude-mem failures`, `/api/failures`.
 
 def recurring(conn: sqlite3.Connection, project: str | None, minimum: int = 2,

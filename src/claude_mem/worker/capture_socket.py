@@ -67,7 +67,7 @@ def answer(data_dir: str, header: bytes, raw: bytes, magic: bytes = handoff.MAGI
 
 def _failure_note(data_dir: str, conn: Store, record: dict[str, Any]) -> dict[str, Any] | None:
     try:
-        return failure_notes.after_failure(conn, record)
+        return failure_notes.after_failure(conn, record, data_dir)
     except Exception as exc:  # the event is stored; only the note is lost (as in the hook's own process)
         diagnostics.log(data_dir, "post-tool", f"failure note skipped: {type(exc).__name__}: {exc}")
         return None

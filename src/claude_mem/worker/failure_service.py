@@ -5,6 +5,7 @@ within a second or two of the event, so the next failure's note can name the fix
 
 from __future__ import annotations
 
+from claude_mem.capture import failing
 from claude_mem.recall import failures
 from claude_mem.store import failures as store_failures
 from claude_mem.worker.background import PollingTask
@@ -20,17 +21,25 @@ class FailureService(PollingTask):
         super().__init__()
         self.read = 0
         self.waiting: int | None = None
+        self._failing: list[str] | None = None  # what the file of failing commands holds
 
     def status(self) -> dict[str, object]:
         return {"waiting": self.waiting, "read": self.read, "error": self.last_error}
 
     def work_once(self) -> int:
-        """One batch of events; how many were read."""
+        """One batch of events; how many were read. The pre-tool hook's file of failing commands
+        (`capture.failing`) is rewritten at the start and whenever their set changed."""
         conn = self.connect()
         try:
             done = failures.resolve(conn)
             self.read += done
             self.waiting = store_failures.waiting(conn) if done else 0
+            if done or self._failing is None:
+                current = store_failures.open_commands(conn)
+                if current != self._failing:
+                    assert self._ctx is not None
+                    failing.rewrite(self._ctx.data_dir, current)
+                    self._failing = current
             return done
         finally:
             conn.close()
