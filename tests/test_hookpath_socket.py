@@ -133,7 +133,7 @@ def test_a_half_sent_request_is_dropped_and_the_next_one_served(worker, data_dir
     assert client.recv(100) == b"no\n"
     client.close()
     assert events(data_dir) == []
-    assert handoff.send(str(data_dir), "post-tool", json.dumps(payload(8)).encode(), dict(os.environ)) == []
+    assert handoff.send(str(data_dir), "post-tool", json.dumps(payload(8)).encode(), dict(os.environ)) == ([], None)
     assert [event["payload"]["tool_use_id"] for event in events(data_dir)] == ["toolu_socket_0008"]
 
 
@@ -155,7 +155,7 @@ def test_what_the_worker_does_not_take_the_hook_captures(worker, data_dir):
 
 def test_a_database_the_worker_cannot_open_spools_the_event(worker, data_dir):
     os.makedirs(data_dir / "claude-mem.db")  # a directory where the database should be
-    assert handoff.send(str(data_dir), "post-tool", json.dumps(payload(10)).encode(), dict(os.environ)) == []
+    assert handoff.send(str(data_dir), "post-tool", json.dumps(payload(10)).encode(), dict(os.environ)) == ([], None)
     spooled = [name for name in os.listdir(data_dir / "spool") if name.endswith(".jsonl")]
     assert len(spooled) == 1
     with open(data_dir / "spool" / spooled[0], encoding="utf-8") as handle:

@@ -95,7 +95,7 @@ def test_unknown_hook_name_exits_zero_with_one_line(data_dir):
 
     from conftest import REPO
 
-    result = subprocess.run([sys.executable, "-I", "-S", os.path.join(REPO, "scripts", "hook.py"), "pre-tool"],
+    result = subprocess.run([sys.executable, "-I", "-S", os.path.join(REPO, "scripts", "hook.py"), "pre-compact"],
                             input=b"{}", capture_output=True, timeout=60)
     assert result.returncode == 0 and result.stdout == b""
     assert len(result.stderr.decode().splitlines()) == 1

@@ -23,7 +23,8 @@ def test_plugin_manifest():
 def test_hooks_json_registers_only_what_2_0_77_knows():
     config = json.load(open(HOOKS_JSON, encoding="utf-8"))
     registered = set(config["hooks"])
-    assert registered == {"SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"}
+    assert registered == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop",
+                          "SessionEnd"}
     assert registered <= EVENTS_2_0_77
     for groups in config["hooks"].values():
         for group in groups:
@@ -34,7 +35,7 @@ def test_hooks_json_registers_only_what_2_0_77_knows():
                 argv = shlex.split(handler["command"])
                 assert argv[:3] == ["python3", "-I", "-S"]
                 assert argv[3] == "${CLAUDE_PLUGIN_ROOT}/scripts/hook.py"
-                assert argv[4] in ("session-start", "user-prompt", "post-tool", "stop", "session-end")
+                assert argv[4] in ("session-start", "user-prompt", "pre-tool", "post-tool", "stop", "session-end")
 
 
 def test_hook_command_runs_through_a_shell_with_plugin_root_set(data_dir):

@@ -25,7 +25,7 @@ from fakes.anthropic_api import SEARCH_TOOL, FakeAnthropic
 from hook_support import HOOKS_JSON, events, load, rows
 from mcp_support import seed
 
-EVENTS = ["SessionStart", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"]
+EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"]
 ODD = b'{"model":"opus",\t"env" : {"A":"\xc3\xa9"},\n\n   "hooks":{"Stop":[{"hooks":[{"type":"command","command":"echo theirs"}]}]}}'
 ODD_STATE = b'{\n    "numStartups": 3,\n    "projects": {"/elsewhere": {"allowedTools": []}},\n    "mcpServers": {}\n}'
 
@@ -183,7 +183,7 @@ def test_foreign_hooks_and_other_keys_are_kept(home):
     run("install")
     after = read_json(home / ".claude" / "settings.json")
     assert after["permissions"] == settings["permissions"] and after["statusLine"] == settings["statusLine"]
-    assert after["hooks"]["PreToolUse"] == [theirs]
+    assert after["hooks"]["PreToolUse"][0] == theirs and len(after["hooks"]["PreToolUse"]) == 2
     assert after["hooks"]["PostToolUse"][0] == theirs and len(after["hooks"]["PostToolUse"]) == 2
     state_after = read_json(home / ".claude.json")
     assert state_after["numStartups"] == 7 and state_after["projects"] == state["projects"]

@@ -56,6 +56,11 @@ EXPECTED_TABLES = {
     "auto_memory": ["id", "project", "path", "name", "description", "type", "body", "size", "mtime_ns", "hash",
                     "problem", "binary", "modified_at"],
     "auto_memory_dirs": ["project", "directory", "enabled", "files", "binary", "capped", "problems", "synced_at"],
+    # m020: failures, their fixes, and the notes the hooks added about them
+    "failures": ["event_id", "session_id", "project", "tool_name", "command_sig", "error_sig", "program",
+                 "command_text", "error_text", "at", "resolved_by", "resolved_at", "fix_from", "fix"],
+    "failure_notes": ["id", "session_id", "event_id", "via", "command_sig", "failures", "observations", "chars",
+                      "at"],
 }
 FTS_TABLES = {"observations_fts", "summaries_fts", "prompts_fts", "auto_memory_fts"}
 EXPECTED_TRIGGERS = {f"{t}_fts_{op}" for t in ("observations", "summaries", "prompts") for op in ("insert", "delete", "update")} | {
@@ -76,6 +81,8 @@ EXPECTED_INDEXES = {
     "observations_superseded_by", "observations_project_stored", "observations_session_order",
     "summaries_session_order", "observations_author",
     "shown_at", "injections_at", "injections_session", "used_observation", "used_at", "observer_spend_session",
+    "failures_command", "failures_error", "failures_resolved_by", "failure_notes_session", "failure_notes_event",
+    "failure_notes_at",
 }
 
 

@@ -152,6 +152,10 @@ SETTINGS: dict[str, Setting] = {
     "prompt_context_tokens": _int(300, "Token budget of the memories added to a prompt.", 100_000, minimum=0),
     "prompt_context_timeout_ms": _int(100, "Longest wait for the worker's search by meaning before the prompt hook"
                                       " searches by keyword itself.", 10_000, minimum=0),
+    "failure_notes": Setting(True, "bool", "When a command fails as it failed before in the project, add a note beside"
+                             " the error: how often and when, and the fix that resolved it last time."),
+    "failure_notes_before_retry": Setting(True, "bool", "Before a Bash command whose last run in the project failed"
+                                          " (and nothing fixed it since) runs again, add the same note."),
     # team memory (DESIGN §12): nothing leaves this machine unless team_database_url and team_projects say so
     "team_database_url": Setting("", "str", "PostgreSQL server of team memory, e.g. postgresql://user:password@host/db"
                                  "?sslmode=verify-full&sslrootcert=/path/ca.pem (libpq options pass through); a secret."

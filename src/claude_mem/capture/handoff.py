@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-MAGIC = b"claude-mem-capture/1"
+MAGIC = b"claude-mem-capture/2"  # /2: the answer carries the hook's output JSON (a failure's note)
+MAGICS = (b"claude-mem-capture/1", MAGIC)
 # Hooks the worker takes: post-tool only (session-start and user-prompt print what the hook itself
 # computes; stop and session-end are small).
 HOOKS = ("post-tool",)
@@ -69,15 +70,17 @@ def settings_env(env: "Mapping[str, Any]") -> "dict[str, str]":
             if name.startswith(ENV_PREFIX) and name != ENV_PREFIX + "DATA_DIR"}
 
 
-def request(hook: str, raw: bytes, env: "dict[str, Any]") -> bytes:
-    """`MAGIC <header bytes> <payload bytes>\\n`, the JSON header (hook, environment), the raw payload."""
-    header = jsontext.dumps({"hook": hook, "env": captured_env(env)}).encode("utf-8", "surrogatepass")
+def request(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> bytes:
+    """`MAGIC <header bytes> <payload bytes>\\n`, the JSON header (hook, environment, whether the session
+    shows memory), the raw payload."""
+    header = jsontext.dumps({"hook": hook, "env": captured_env(env), "shows": shows}).encode("utf-8", "surrogatepass")
     return b"%s %d %d\n%s%s" % (MAGIC, len(header), len(raw), header, raw)
 
 
-def send(data_dir: str, hook: str, raw: bytes, env: "dict[str, Any]") -> "list[str] | None":
-    """Offer one hook call to the worker: its stderr messages once the worker made the capture durable,
-    None when the hook must capture the event itself."""
+def send(data_dir: str, hook: str, raw: bytes, env: "dict[str, Any]",
+         shows: bool = True) -> "tuple[list[str], dict[str, Any] | None] | None":
+    """Offer one hook call to the worker: its stderr messages and stdout JSON (None: nothing to print) once
+    the worker made the capture durable, None when the hook must capture the event itself."""
     path = socket_path(data_dir)
     if hook not in HOOKS or path is None or not os.path.exists(path) or not private_dir(path):
         return None
@@ -90,7 +93,7 @@ def send(data_dir: str, hook: str, raw: bytes, env: "dict[str, Any]") -> "list[s
         sock.settimeout(CONNECT_TIMEOUT_S)
         sock.connect(path)
         sock.settimeout(ANSWER_TIMEOUT_S)
-        sock.sendall(request(hook, raw, env))
+        sock.sendall(request(hook, raw, env, shows))
         sock.shutdown(_socket.SHUT_WR)
         reply = b""
         while len(reply) <= MAX_REPLY_BYTES:
@@ -102,7 +105,26 @@ def send(data_dir: str, hook: str, raw: bytes, env: "dict[str, Any]") -> "list[s
         return None
     finally:
         sock.close()
+    return parse_reply(reply)
+
+
+def parse_reply(reply: bytes) -> "tuple[list[str], dict[str, Any] | None] | None":
+    """`ok <output bytes>\\n<output JSON><messages>` (or `ok\\n<messages>`) -> (messages, output); None for
+    anything else."""
     status, newline, text = reply.partition(b"\n")
-    if status != b"ok" or not newline:
+    word, _, size = status.partition(b" ")
+    if word != b"ok" or not newline or (size and not size.isdigit()):
         return None
-    return [line for line in text.decode("utf-8", "replace").splitlines() if line]
+    output = None
+    if size:
+        length = int(size)
+        if length > len(text):
+            return None
+        try:
+            output = jsontext.loads(text[:length].decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return None
+        if not isinstance(output, dict):
+            return None
+        text = text[length:]
+    return [line for line in text.decode("utf-8", "replace").splitlines() if line], output

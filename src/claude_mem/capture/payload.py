@@ -21,6 +21,7 @@ RECORD_VERSION = 1
 HOOK_EVENTS: dict[str, tuple[str, ...]] = {
     "session-start": ("SessionStart",),
     "user-prompt": ("UserPromptSubmit",),
+    "pre-tool": ("PreToolUse",),  # captures nothing: a note before a Bash command that keeps failing
     "post-tool": ("PostToolUse", "PostToolUseFailure"),
     "stop": ("Stop",),
     "session-end": ("SessionEnd",),

@@ -36,6 +36,8 @@ LAZY: dict[str, Lazy] = {
                    "Check the installation: one line per check, with how to fix what is wrong."),
     "export": Lazy("claude_mem.cli.exporting:export",
                    "Write memory as JSONL: sessions, prompts, observations and summaries, one per line."),
+    "failures": Lazy("claude_mem.cli.failures:failures",
+                     "Recurring failures per project: how often and when, and the fix that resolved them."),
     "forget": Lazy("claude_mem.cli.recall:forget",
                    "Delete observations by id, a whole session, or a whole project — for good."),
     "hook": Lazy("claude_mem.cli.hook:hook", "Claude Code hooks: read the hook JSON on stdin, capture it, exit 0."),

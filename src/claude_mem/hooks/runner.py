@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 HELP_FLAGS = ("-h", "--help")
+COMMAND_CHARS = 20_000  # of a command the pre-tool hook normalizes (its signature reads far less)
 # hook command -> what it does; `claude-mem hook --help` and the click group (cli/hook.py) show it.
 HOOK_HELP = {
     "session-start": (
@@ -33,7 +34,14 @@ HOOK_HELP = {
     ),
     "post-tool": (
         "PostToolUse and PostToolUseFailure: queue the tool call with its input and output or error "
-        "(cleaned and capped at max_field_chars). Tools in skip_tools are ignored."
+        "(cleaned and capped at max_field_chars). Tools in skip_tools are ignored. A failure the project has "
+        "seen before gets a note (hookSpecificOutput.additionalContext): how often, when, and the fix that "
+        "resolved it last time (setting failure_notes)."
+    ),
+    "pre-tool": (
+        "PreToolUse (Bash only): captures nothing; when the same command (normalized) failed on its last run in "
+        "this project and nothing fixed it since, adds a note (hookSpecificOutput.additionalContext) on how often "
+        "it failed and what fixed it before. Never allows or denies the call. Setting failure_notes_before_retry."
     ),
     "stop": "Stop: queue a summary request for the turn, with Claude's last message.",
     "session-end": "SessionEnd: queue the session's end and mark it completed; finishes well under 1.5 s.",
@@ -109,6 +117,11 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
             if written:
                 _stdout(written)
             return 0
+        if hook == "post-tool" and "failure" in record and taken.outcome == "stored" and conn is not None \
+                and config.get("failure_notes", True):
+            noted = failure_note(conn, record, data_dir)
+            if noted:
+                _stdout(noted)
         if hook == "session-start":
             from claude_mem.hooks.session_start import build_output
 
@@ -127,6 +140,61 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
         if conn is not None:
             conn.close()
     return 0
+
+
+def before_tool(raw: bytes, shows: bool) -> int:
+    """The pre-tool hook (Bash): a note before a command whose last run in this project failed and that nothing
+    fixed since (`recall.failure_notes.before_retry`); silent otherwise. Stores nothing but the note's record;
+    creates no database. Exit code 0, whatever happens."""
+    if not shows:
+        return 0
+    try:
+        incoming = payload.decode(raw)
+        given = incoming.get("tool_input")
+        command = given.get("command") if isinstance(given, dict) else None
+        session_id = incoming.get("session_id")
+        if incoming.get("tool_name") != "Bash" or not isinstance(command, str) or not isinstance(session_id, str) \
+                or incoming.get("hook_event_name", "PreToolUse") != "PreToolUse":
+            return 0
+        data_dir = settings.data_dir()
+        config = settings.load(data_dir)
+        if not config["failure_notes_before_retry"] or not config["failure_notes"]:
+            return 0
+        from claude_mem.capture import failing
+        from claude_mem.capture.failure_signature import command_signature
+
+        signature = command_signature(command[:COMMAND_CHARS])
+        if not failing.contains(data_dir, signature) or not os.path.exists(paths.db_path(data_dir)):
+            return 0  # never failed, or fixed since: SQLite is not even imported
+        from claude_mem import store
+
+        patterns.use_cache(patterns.cache_file(paths.cache_dir(data_dir)))
+        conn = store.open(data_dir, busy_timeout_ms=store.HOOK_BUSY_MS)
+        try:
+            from claude_mem.recall.failure_notes import before_retry
+
+            output = before_retry(conn, session_id, signature, payload.now_iso())
+        finally:
+            conn.close()
+        if output:
+            _stdout(output)
+    except payload.BadInput as exc:
+        _stderr("pre-tool", f"ignored bad input: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a hook must never fail Claude Code; the call runs as it would
+        _stderr("pre-tool", f"no note ({type(exc).__name__})")
+    return 0
+
+
+def failure_note(conn: "Any", record: "dict[str, Any]", data_dir: str) -> "dict[str, Any] | None":
+    """The note beside a failure the project has seen before (`recall.failure_notes`), or None; a problem
+    costs the note and a log line, never the capture."""
+    try:
+        from claude_mem.recall.failure_notes import after_failure
+
+        return after_failure(conn, record, data_dir)
+    except Exception as exc:  # noqa: BLE001 - the event is stored; only the note is lost
+        diagnostics.log(data_dir, "post-tool", f"failure note skipped: {type(exc).__name__}: {exc}")
+        return None
 
 
 def usage(hook: str | None = None) -> str:
@@ -175,16 +243,21 @@ def run_from_argv(argv: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - a hook must never fail Claude Code
         _stderr(hook, f"cannot read stdin ({type(exc).__name__}); nothing captured")
         return 0
+    if hook == "pre-tool":
+        return before_tool(raw, switch.shows(chosen))
     env = dict(os.environ)
     try:  # a running worker captures a post-tool event with everything loaded (capture/handoff.py)
         from claude_mem.capture import handoff
 
-        messages = handoff.send(settings.data_dir(), hook, raw, env)
+        answered = handoff.send(settings.data_dir(), hook, raw, env, switch.shows(chosen))
     except Exception:  # noqa: BLE001 - then the hook captures the event itself
-        messages = None
-    if messages is not None:
+        answered = None
+    if answered is not None:
+        messages, output = answered
         for message in messages:
             _stderr(hook, message)
+        if output:
+            _stdout(output)
         return 0
     return handle_safely(hook, raw, env, switch.shows(chosen))
 

@@ -35,6 +35,7 @@ SCOPES = ("user", "project", "local")
 HOOKS: tuple[tuple[str, str, str | None], ...] = (
     ("SessionStart", "session-start", None),
     ("UserPromptSubmit", "user-prompt", None),
+    ("PreToolUse", "pre-tool", "Bash"),
     ("PostToolUse", "post-tool", "*"),
     ("PostToolUseFailure", "post-tool", "*"),
     ("Stop", "stop", None),

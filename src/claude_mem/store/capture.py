@@ -20,6 +20,8 @@ if False:  # for the type checker only: `typing` stays off the hook path
 
 from claude_mem.store import db, projects
 
+TEXT_CHARS = 1_000  # of a failure's command and error excerpts kept in `failures`
+
 _UPSERT_SESSION = """
 INSERT INTO sessions (content_session_id, project, cwd, started_at, last_activity_at)
 VALUES (?, ?, ?, ?, ?)
@@ -59,7 +61,63 @@ def _insert_event(conn: sqlite3.Connection, record: Record, session_id: int, num
         (record["event_key"], session_id, record["kind"], number,
          jsontext.dumps(payload, ensure_ascii=False), record["captured_at"]),
     )
-    return cursor.rowcount == 1
+    if cursor.rowcount != 1:
+        return False
+    if record["kind"] in ("tool", "tool_failure") and cursor.lastrowid is not None:
+        _record_failure(conn, record, session_id, cursor.lastrowid, payload)
+    return True
+
+
+# Where a tool's response reports its exit code, when it does (Claude Code's Bash reports a failed command
+# as PostToolUseFailure; other shells and versions answer PostToolUse with the code).
+EXIT_KEYS = ("exitCode", "exit_code", "returnCode", "returncode")
+
+
+def failure_of(kind: str, payload: Record) -> tuple[str, object, str] | None:
+    """(tool name, tool input, error text) when the event is a failure: a `tool_failure` (not an interrupt by
+    the user), or a Bash call whose response reports a non-zero exit code; else None."""
+    name = payload.get("tool_name")
+    if not isinstance(name, str) or payload.get("is_interrupt") is True:
+        return None
+    if kind == "tool_failure":
+        error = payload.get("error")
+        return name, payload.get("tool_input"), error if isinstance(error, str) else ""
+    response = payload.get("tool_response")
+    if kind != "tool" or name != "Bash" or not isinstance(response, dict):
+        return None
+    for key in EXIT_KEYS:
+        code = response.get(key)
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            parts = [response.get("stderr"), response.get("stdout")]
+            return name, payload.get("tool_input"), "\n".join(part for part in parts if isinstance(part, str))
+    return None
+
+
+def _record_failure(conn: sqlite3.Connection, record: Record, session_id: int, event_id: int, payload: Record) -> None:
+    """A failure's row in `failures` (m020), with its signatures, in the capture's transaction; the record
+    keeps {event_id, command, error} under `failure` for the hook's note (`recall.failure_notes`)."""
+    found = failure_of(record["kind"], payload)
+    if found is None:
+        return
+    from claude_mem.capture.failure_signature import signature
+
+    try:
+        sig = signature(*found)
+    except Exception:  # noqa: BLE001 - the event is stored with or without its signature
+        return
+    if not sig:
+        return
+    command_sig = sig.get("command") or None
+    error_sig = sig.get("error") if str(sig.get("error_text") or "").strip() else None  # no error lines: no key
+    if not (command_sig or error_sig):
+        return
+    conn.execute(
+        "INSERT INTO failures (event_id, session_id, project, tool_name, command_sig, error_sig, program,"
+        " command_text, error_text, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (event_id, session_id, record["project"], found[0], command_sig, error_sig,
+         sig.get("program") or None, str(sig.get("command_text") or "")[:TEXT_CHARS],
+         str(sig.get("error_text") or "")[:TEXT_CHARS], record["captured_at"]))
+    record["failure"] = {"event_id": event_id, "session_id": session_id, "command": command_sig, "error": error_sig}
 
 
 def is_duplicate(conn: sqlite3.Connection, record: Record) -> bool:

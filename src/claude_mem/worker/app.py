@@ -15,6 +15,7 @@ from starlette.routing import BaseRoute, Route
 
 from claude_mem.recall.common import RecallError, UnknownRecord
 from claude_mem.worker import (
+    routes_failures,
     routes_forget,
     routes_memory,
     routes_queue,
@@ -75,6 +76,7 @@ def create_app(ctx: WorkerContext, services: list[Service] | None = None,
 
     routes: list[BaseRoute] = [
         Route("/health", health, methods=["GET"]), *routes_settings.ROUTES, *routes_memory.ROUTES, *routes_forget.ROUTES,
+        *routes_failures.ROUTES,
         *routes_search.ROUTES, *routes_queue.ROUTES, *routes_stream.ROUTES, *routes_team.ROUTES,
         *routes_viewer.ROUTES,
         *(extra_routes or []),

@@ -16,10 +16,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from typing import Any
 
-from claude_mem.capture import handoff
+from claude_mem.capture import diagnostics, handoff
 from claude_mem.fastpath import jsontext
-from claude_mem.store import intake
+from claude_mem.recall import failure_notes
+from claude_mem.store import Store, intake
 from claude_mem.worker.context import WorkerContext
 
 log = logging.getLogger("claude_mem.worker")
@@ -30,8 +32,10 @@ MAX_PAYLOAD_BYTES = 256 * 1024 * 1024
 NO = b"no\n"
 
 
-def answer(data_dir: str, header: bytes, raw: bytes) -> bytes:
-    """Capture one handed-over hook call; `ok` and its messages once durable, else `no`."""
+def answer(data_dir: str, header: bytes, raw: bytes, magic: bytes = handoff.MAGIC) -> bytes:
+    """Capture one handed-over hook call; `ok` and its messages once durable, else `no`. To a `/2` request the
+    answer is `ok <n>` and the hook's output JSON (n bytes) before the messages: the note beside a failure
+    the project has seen before (`recall.failure_notes`), which the hook prints."""
     meta = jsontext.loads(header)
     hook, env = meta.get("hook"), meta.get("env")
     if hook not in handoff.HOOKS or not isinstance(env, dict):
@@ -45,9 +49,28 @@ def answer(data_dir: str, header: bytes, raw: bytes) -> bytes:
     if not isinstance(incoming, dict) or not (env.get("CLAUDE_PROJECT_DIR") or incoming.get("cwd")):
         return NO
     taken = intake.take(hook, raw, env, data_dir)
-    if taken.conn is not None:
-        taken.conn.close()
-    return b"ok\n" + "\n".join(taken.messages).encode("utf-8", "replace")
+    output = None
+    try:
+        if magic != handoff.MAGICS[0] and meta.get("shows", True) is not False and taken.outcome == "stored" \
+                and taken.conn is not None and taken.record is not None and "failure" in taken.record \
+                and taken.config.get("failure_notes", True):
+            output = _failure_note(data_dir, taken.conn, taken.record)
+    finally:
+        if taken.conn is not None:
+            taken.conn.close()
+    messages = "\n".join(taken.messages).encode("utf-8", "replace")
+    if magic == handoff.MAGICS[0]:
+        return b"ok\n" + messages
+    body = jsontext.dumps(output, ensure_ascii=True).encode("ascii") if output else b""
+    return b"ok %d\n" % len(body) + body + messages if body else b"ok\n" + messages
+
+
+def _failure_note(data_dir: str, conn: Store, record: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        return failure_notes.after_failure(conn, record, data_dir)
+    except Exception as exc:  # the event is stored; only the note is lost (as in the hook's own process)
+        diagnostics.log(data_dir, "post-tool", f"failure note skipped: {type(exc).__name__}: {exc}")
+        return None
 
 
 class CaptureSocket:
@@ -98,10 +121,10 @@ class CaptureSocket:
             line = await asyncio.wait_for(reader.readline(), READ_TIMEOUT_S)
             magic, header_bytes, payload_bytes = line.split()
             header_size, payload_size = int(header_bytes), int(payload_bytes)
-            if magic == handoff.MAGIC and 0 < header_size <= MAX_HEADER_BYTES and 0 <= payload_size <= MAX_PAYLOAD_BYTES:
+            if magic in handoff.MAGICS and 0 < header_size <= MAX_HEADER_BYTES and 0 <= payload_size <= MAX_PAYLOAD_BYTES:
                 header = await asyncio.wait_for(reader.readexactly(header_size), READ_TIMEOUT_S)
                 raw = await asyncio.wait_for(reader.readexactly(payload_size), READ_TIMEOUT_S)
-                reply = await asyncio.to_thread(answer, self._data_dir, header, raw)
+                reply = await asyncio.to_thread(answer, self._data_dir, header, raw, magic)
         except (asyncio.IncompleteReadError, TimeoutError, ValueError, OSError):
             pass  # a half-sent or malformed request: `no`, and the hook captures it itself
         except Exception:

@@ -20,6 +20,7 @@ from claude_mem.worker.backup_service import BackupService
 from claude_mem.worker.context import WorkerContext
 from claude_mem.worker.context_fill import ContextFillService
 from claude_mem.worker.embedding_service import EmbeddingService
+from claude_mem.worker.failure_service import FailureService
 from claude_mem.worker.team_service import TeamService
 from claude_mem.worker.use_service import UseService
 
@@ -44,7 +45,7 @@ def default_services(settings: dict[str, object]) -> list[Service]:
     from claude_mem.worker.change_feed import ChangeFeed
 
     services: list[Service] = [BackupService(), CaptureSocket(), ObserverService(), ChangeFeed(), ContextFillService(),
-                               UseService(), EmbeddingService(), TeamService(), AutoMemoryService()]
+                               UseService(), FailureService(), EmbeddingService(), TeamService(), AutoMemoryService()]
     services.extend(plugin_services())
     return services
 
