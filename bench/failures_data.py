@@ -370,7 +370,7 @@ Found 1 error in src/pages/home.tsx:{line}
 """,
         "fix": {"edits": [("tsconfig.json", "Mapped the @/* path alias to src/*", '"compilerOptions": {',
                            '"compilerOptions": {\n    "baseUrl": ".",\n    "paths": {"@/*": ["src/*"]},')],
-                "commands": [], "success": "npx tsc --noEmit"},
+                "commands": [], "success": "npx tsc -p tsconfig.json"},
     },
     {
         "name": "pip-no-version-torch",

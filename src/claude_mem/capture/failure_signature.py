@@ -4,8 +4,9 @@
 
 - the *command* signature (Bash only): the command line normalized by `normalize_command` — the
   program and its subcommand kept (`pytest`, `npm run test`, `cargo build`, `docker compose up`),
-  flags kept, paths / numbers / hashes / ids / quoted strings / env values / temp names abstracted,
-  wrappers dropped (`cd X &&`, `timeout 60`, `uv run`, `poetry run`, `npx`, `| tail -20`, `2>&1`);
+  flags and plain words kept, numbers / hashes / ids / quoted strings / temp names abstracted, path
+  arguments dropped (`pytest tests/a.py` is `pytest`: a path says where, not what), wrappers and env
+  assignments dropped (`cd X &&`, `timeout 60`, `uv run`, `poetry run`, `npx`, `X=1`, `| tail -20`, `2>&1`);
 - the *error* signature: the decisive error lines (`E   ModuleNotFoundError: …`, `error[E0432]: …`,
   `npm ERR! code ERESOLVE`, `fatal: …`, `ERROR: relation "…" does not exist`, `error TS2322: …`) picked
   by `decisive_lines`, with line numbers, addresses, timestamps, durations, paths' directories,
@@ -508,8 +509,8 @@ def _command_words(words: list[str]) -> tuple[str, list[str]]:
             args = rest_args
     normalized = [_arg(word) for word in args]
     collapsed: list[str] = []
-    for word in normalized:  # `pytest a.py b.py c.py` ≡ `pytest a.py`
-        if word.startswith("<") and collapsed and collapsed[-1] == word:
+    for word in normalized:  # `pytest tests/a.py b.py` ≡ `pytest tests/` ≡ `pytest`: paths say where, not what
+        if word == "<path>" or (word.startswith("<") and collapsed and collapsed[-1] == word):
             continue
         collapsed.append(word)
     return " ".join(head), head + collapsed
