@@ -26,8 +26,12 @@ signature exist in the project; the note names the fixing observation as `#<id>`
   interleaved run by run, medians, with the history above in the database and no worker (the hook's
   own path).
 
-`python -m bench failures [--quick] [--recurrences N] [--runs N] [--keep DIR]` (`--keep`: leave the repository
-and data dir in DIR to look at). Until the hooks print notes (the other half of issue 31) every note figure
+With `--before ROOT` (another checkout, e.g. `main` before issue 31), the post-tool hook of this checkout
+against that one's `scripts/hook.py`, each on a fresh data dir: on a small successful Bash and on a failure
+never seen (`before`).
+
+`python -m bench failures [--quick] [--recurrences N] [--runs N] [--keep DIR] [--before ROOT]` (`--keep`: leave
+the repository and data dir in DIR to look at). Until the hooks print notes (the other half of issue 31) every note figure
 is 0 and the report says `notes_seen: 0`.
 """
 
@@ -326,6 +330,48 @@ def hook_cpu(project: Project, runs: int) -> dict:
             "within_budget": max(figure["ratio"] for figure in figures.values()) <= BUDGET_RATIO}
 
 
+def against_before(before: str, runs: int) -> dict:
+    """The post-tool hook of this checkout against the one of another checkout (`--before ROOT`, e.g. the
+    main branch before issue 31), each on a fresh data dir of its own: a small successful Bash (what every
+    command pays; target: no measurable change) and a failure never seen (the signature, its row and the
+    lookup); interleaved with bare `python -c pass`, medians."""
+    from bench.bench_hooks import small_bash
+
+    samples: dict[str, list[float]] = {"success": [], "success_before": [], "failure": [], "failure_before": [],
+                                       "bare": []}
+    with tempfile.TemporaryDirectory(prefix="bench-failures-before-") as root:
+        dirs = {"now": os.path.join(root, "now"), "before": os.path.join(root, "before")}
+        argv = {"now": plugin_command("post-tool"),
+                "before": [sys.executable, "-I", "-S", os.path.join(before, "scripts", "hook.py"), "post-tool"]}
+        for i in range(runs + 3):
+            failure = {"session_id": "before-bench", "cwd": root, "hook_event_name": "PostToolUseFailure",
+                       "tool_name": "Bash", "tool_input": {"command": f"pytest tests/test_{i}.py -x"},
+                       "tool_use_id": f"toolu_before_{i:06d}", "is_interrupt": False, "duration_ms": 900,
+                       "error": occurrence(SCENARIOS[0], 200 + i)[1].replace("'requests'", f"'never_seen_{i}'")}
+            measured = {}
+            for name, which, stdin in (("success", "now", small_bash(50_000 + i)),
+                                       ("success_before", "before", small_bash(50_000 + i)),
+                                       ("failure", "now", json.dumps(failure).encode()),
+                                       ("failure_before", "before", json.dumps(failure).encode()),
+                                       ("bare", "", b"")):
+                env = {**os.environ, "CLAUDE_MEM_AUTOSTART": "false"}
+                if which:
+                    env["CLAUDE_MEM_DATA_DIR"] = dirs[which]
+                result = run_measured(argv[which] if which else [sys.executable, "-c", "pass"], stdin, env)
+                if result.returncode != 0 or result.stderr:
+                    raise RuntimeError(f"{name}: exited {result.returncode}: {result.stderr[-300:]!r}")
+                measured[name] = result.cpu_s * 1000
+            if i >= 3:
+                for name, value in measured.items():
+                    samples[name].append(value)
+    median = {name: statistics.median(values) for name, values in samples.items()}
+    return {"before": before, "runs": runs, "bare_cpu_ms": round(median["bare"], 2),
+            **{name: {"cpu_ms": round(median[name], 2), "ratio": round(median[name] / median["bare"], 3)}
+               for name in ("success", "success_before", "failure", "failure_before")},
+            "success_now_vs_before": round(median["success"] / median["success_before"], 3),
+            "failure_now_vs_before": round(median["failure"] / median["failure_before"], 3)}
+
+
 def signature_cost() -> dict:
     """`failure_signature.signature` in process on the scenarios' errors and on hostile inputs (10 MB error,
     100,000 lines, binary, a 1 MB command): milliseconds, best of 3 — bounded whatever the input."""
@@ -376,6 +422,13 @@ def rows(report: dict | None) -> list[tuple[str, str, str, bool | None]]:
         lines.append((f"failures: post-tool hook CPU on {label}", f"{cpu[name]['cpu_ms']} ms = {cpu[name]['ratio']}×"
                       f" bare python CPU ({cpu['bare_cpu_ms']} ms)", f"≤ {cpu['budget_ratio']}×",
                       cpu[name]["ratio"] <= cpu["budget_ratio"]))
+    versus = report.get("before")
+    if versus:
+        for name, label in (("success", "a small successful Bash"), ("failure", "a failure never seen")):
+            lines.append((f"failures: post-tool hook CPU on {label}, this checkout vs {versus['before']}",
+                          f"{versus[name]['cpu_ms']} vs {versus[name + '_before']['cpu_ms']} ms = "
+                          f"{versus[name + '_now_vs_before']}×", "no measurable change" if name == "success" else "",
+                          None))
     worst = max(report["signature"]["ms"].values())
     lines.append(("failures: signing one failure in process, worst of the hostile inputs", f"{worst} ms", "bounded",
                   None))
@@ -387,12 +440,15 @@ def main(options: list[str]) -> dict:
     recurrences = int(option(options, "--recurrences", "1" if quick else "2") or 2)
     runs = int(option(options, "--runs", "7" if quick else "21") or 21)
     keep = option(options, "--keep")
+    before = option(options, "--before")
     root = keep or tempfile.mkdtemp(prefix="bench-failures-")
     os.makedirs(root, exist_ok=True)
     try:
         project = Project(root)
         report = {"quality": quality(project, recurrences), "hook_cpu": hook_cpu(project, runs),
                   "signature": signature_cost()}
+        if before:
+            report["before"] = against_before(os.path.abspath(before), runs)
     finally:
         if not keep:
             import shutil

@@ -42,6 +42,7 @@ COMMAND_TEXT_CHARS = 200
 ERROR_TEXT_CHARS = 300
 NORM_LINE_CHARS = 200
 DECISIVE_LINES = 2
+GENERIC_LETTERS = 24  # decisive lines with fewer letters are signed with the failing test or file too
 HASH_CHARS = 16
 
 # --- the command side (no `re`: it also runs on every successful Bash call) ---------------------
@@ -698,9 +699,13 @@ def decisive_lines(error: str) -> list[str]:
     """The raw lines of `error` that say what failed: the first DECISIVE_LINES distinct ones of the
     best rank found (the cause over a summary over a bare "it failed"), else the last non-empty
     lines (the first for a text without the Bash `Exit code N` header)."""
-    lines = _lines(error)
-    best, chosen, seen, tries = 4, [], set(), 0  # type: tuple[int, list[str], set[str], int]
-    for raw in lines:
+    return _decisive(_lines(error))[0]
+
+
+def _decisive(lines: list[str]) -> tuple[list[str], int]:
+    """`decisive_lines` of the error's `lines`, and the index of the first one chosen (-1: none ranked)."""
+    best, chosen, seen, tries, first = 4, [], set(), 0, -1  # type: tuple[int, list[str], set[str], int, int]
+    for index, raw in enumerate(lines):
         line = raw.strip()
         if not line or line.startswith(_IGNORED_STARTS) or not line.isprintable():
             continue
@@ -708,19 +713,49 @@ def decisive_lines(error: str) -> list[str]:
         if rank == 0 or rank > best or (rank == best and (len(chosen) >= DECISIVE_LINES or tries >= MAX_TRIES)):
             continue
         if rank < best:
-            best, chosen, seen, tries = rank, [], set(), 0
+            best, chosen, seen, tries, first = rank, [], set(), 0, index
         norm = normalize_line(line)  # two lines differing only in what varies count once
         tries += 1
         if norm not in seen:
             seen.add(norm)
             chosen.append(line)
     if chosen:
-        return chosen
+        return chosen, first
     rest = [text for text in (" ".join(_printable(line).split()) for line in lines) if text]
     if rest and rest[0].startswith("Exit code "):
         tail = rest[1:][-DECISIVE_LINES:]
-        return tail or rest[:1]
-    return rest[:1]
+        return tail or rest[:1], -1
+    return rest[:1], -1
+
+
+def _generic(norm: str) -> bool:
+    """Whether normalized error lines say too little to tell one failure from another on their own
+    (`E assert <n> == <n>`, `error[E0308]: mismatched types`): under GENERIC_LETTERS letters."""
+    for mark in ("<n>", "<path>", "<hash>", "<addr>", "<time>", "<uuid>", "<url>", "<ip>"):
+        norm = norm.replace(mark, "")
+    return sum(ch.isalpha() for ch in norm) < GENERIC_LETTERS
+
+
+def _where(lines: list[str], first: int) -> str:
+    """What places a generic error: the failing test (`FAILED tests/x.py::test_login`, pytest's
+    `____ test_login ____`, go's `--- FAIL: TestLoad`), or the file rustc points at (`--> src/config.rs:3:5`)."""
+    for line in lines[first + 1:first + 4] if first >= 0 else ():
+        text = line.strip()
+        if text.startswith("--> "):
+            return "at " + _varying_words(_basename(text[4:].split(":", 1)[0]))
+    for line in lines:
+        text = line.strip()
+        name = ""
+        if text.startswith("FAILED ") and "::" in text:
+            name = text[7:].split(" ", 1)[0].rsplit("::", 1)[1]
+        elif text.startswith("___") and text.endswith("___") and " collecting " not in text:
+            name = text.strip("_ ").removeprefix("ERROR at setup of ").removeprefix("ERROR at teardown of ")
+        elif text.startswith("--- FAIL: "):
+            name = text[10:].split(" ", 1)[0]
+        name = name.split("[", 1)[0]
+        if name and name.replace("_", "a").replace(".", "a").isalnum():
+            return "in " + name[:100]
+    return ""
 
 
 def _printable(text: str) -> str:
@@ -758,8 +793,12 @@ def _signature(tool_name: str, tool_input: object, error: str) -> dict[str, str]
     if not error and (not command or command.isspace()):
         return None
     program, command_norm = normalize_command(command) if tool == "Bash" or command else ("", "")
-    lines = decisive_lines(error) if error else []
+    every = _lines(error) if error else []
+    lines, first = _decisive(every) if every else ([], -1)
     error_norm = "\n".join(normalize_line(line) for line in lines)
+    if lines and _generic(error_norm):
+        where = _where(every, first)
+        error_norm += f"\n{where}" if where else ""
     label = tool
     if tool != "Bash" and isinstance(tool_input, dict):
         target = next((tool_input[key] for key in ("file_path", "notebook_path", "path", "url")
