@@ -14,7 +14,9 @@ from claude_mem.capture.failure_signature import (
     COMMAND_TEXT_CHARS,
     ERROR_TEXT_CHARS,
     command_signature,
+    decisive_lines,
     normalize_command,
+    normalize_line,
     signature,
 )
 from conftest import REPO
@@ -217,3 +219,39 @@ def test_shell_shaped_commands_never_raise(command):
     program, norm = normalize_command(command)
     assert isinstance(program, str) and isinstance(norm, str)
     assert len(command_signature(command)) in (0, 16)
+
+
+def _traceback(root, function, line):
+    return (f'Exit code 1\nTraceback (most recent call last):\n  File "{root}/app/main.py", line {line + 30}, in <module>\n'
+            f'    run()\n  File "{root}/app/api.py", line {line}, in {function}\n    return user["id"]\n'
+            "TypeError: 'NoneType' object is not subscriptable\n")
+
+
+def test_an_error_any_line_can_raise_is_signed_with_where_it_was_raised():
+    same = [_signed("python app/main.py", _traceback(root, "create_user", line))
+            for root, line in (("/home/dev/proj", 12), ("/tmp/wt-3f/proj", 19))]
+    other = _signed("python app/main.py", _traceback("/home/dev/proj", "delete_user", 12))
+    assert same[0]["error"] == same[1]["error"] != other["error"]
+    assert same[0]["error_norm"].endswith("at api.py:create_user")
+
+
+def test_the_cause_is_preferred_to_the_summary():
+    cargo = ("Exit code 101\n   Compiling proj v0.1.0 (/p)\nerror[E0432]: unresolved import `serde_json`\n --> src/main.rs:3:5"
+             "\nerror: could not compile `proj` (bin \"proj\") due to 1 previous error\n")
+    make = ("Exit code 2\ncc -c src/tls.c\nsrc/tls.c:3:10: fatal error: openssl/ssl.h: No such file or directory\n"
+            "compilation terminated.\nmake: *** [Makefile:9: build/tls.o] Error 1\n")
+    log = ("Exit code 1\n2026-11-26 11:32:01,123 INFO starting\n"
+           "2026-11-26 11:32:01,456 ERROR [app.db] Database unavailable: timeout after 30s\nbye\n")
+    assert decisive_lines(cargo) == ["error[E0432]: unresolved import `serde_json`"]
+    assert decisive_lines(make) == ["src/tls.c:3:10: fatal error: openssl/ssl.h: No such file or directory"]
+    assert _signed("python app.py", log)["error_norm"] == \
+        "[Bash] <time> ERROR [app.db] Database unavailable: timeout after <n>s"
+
+
+def test_what_varies_is_abstracted_and_what_matters_is_kept():
+    line = ("2026-01-02T03:04:05Z pid 4242 at 0x7f3a9c001234 /tmp/pytest-of-dev/pytest-7/test_x0/data.json "
+            "in 0.53s id 3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b sha 9f86d081 listen :::3000 localhost:5432 "
+            "10.1.2.3:8080 [Errno 13] exit code 2")
+    assert normalize_line(line) == (
+        "<time> pid <n> at <addr> <path>/data.json in <n>s id <uuid> sha <hash> listen :::3000 localhost:5432 "
+        "<ip>:8080 [Errno 13] exit code 2")

@@ -43,6 +43,10 @@ ERROR_TEXT_CHARS = 300
 NORM_LINE_CHARS = 200
 DECISIVE_LINES = 2
 GENERIC_LETTERS = 24  # decisive lines with fewer letters are signed with the failing test or file too
+# Errors about the code itself (any line can raise them): signed with the failing test or frame too.
+_CODE_ERRORS = ("TypeError", "AttributeError", "KeyError", "IndexError", "NameError", "UnboundLocalError",
+                "ZeroDivisionError", "AssertionError", "assert ", "ReferenceError", "RecursionError",
+                "SyntaxError", "IndentationError", "panic: runtime error")
 HASH_CHARS = 16
 
 # --- the command side (no `re`: it also runs on every successful Bash call) ---------------------
@@ -554,12 +558,13 @@ def _hash(text: str) -> str:
 # Rank 3: a line only saying a step failed (npm's lifecycle lines, cargo's "could not compile").
 _CAUSE = (
     r"[ \t]*(?:#\d+ [\d.]+ )?(?:"
-    r"(?P<generic>(?:error: )?(?:could not compile|aborting due to|subprocess-exited-with-error|"
+    r"(?P<generic>(?:error: )?(?:npm (?:ERR!|error) code \d|could not compile|aborting due to|subprocess-exited-with-error|"
     r"Command failed with exit code|Process completed with exit code|command failed|"
     r"Lifecycle script|failed with exit code|Tests?: +\d|FAILED \(|BUILD FAILED|npm (?:ERR!|error) code ELIFECYCLE|"
     r"npm (?:ERR!|error) (?:errno|path|command|Lifecycle|A complete log|Error: command failed|$|This is probably|"
     r"Failed at the|Exit status)))"
-    r"|(?P<cause>E {2,}\S|(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b(?::|$| \[)"
+    r"|(?P<cause>\[?\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]? +(?:\[?[\w.-]+\]? +)?(?:ERROR|FATAL|CRITICAL|SEVERE)\b"
+    r"|E {2,}\S|(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b(?::|$| \[)"
     r"|error(?:\[E\d+\])?:|ERROR:|FATAL:|(?:ERROR|FATAL|CRITICAL) \[|FAILED:|[Ff]atal(?: error)?:|panic:|Panic|PANIC|"
     r"npm (?:ERR!|error) code |psql: error|Error response from daemon|Uncaught |\u25cf |! \[rejected\]|"
     r"\S+\.go:\d+(?::\d+)?: |\S+:\d+:\d+: (?:fatal )?error|\S+\(\d+,\d+\): error |"
@@ -729,20 +734,47 @@ def _decisive(lines: list[str]) -> tuple[list[str], int]:
 
 
 def _generic(norm: str) -> bool:
-    """Whether normalized error lines say too little to tell one failure from another on their own
-    (`E assert <n> == <n>`, `error[E0308]: mismatched types`): under GENERIC_LETTERS letters."""
+    """Whether normalized error lines say too little to tell one failure from another on their own:
+    under GENERIC_LETTERS letters (`E assert <n> == <n>`, `error[E0308]: mismatched types`), or an error
+    about the code itself that any line anywhere can raise (`TypeError: 'NoneType' object is not
+    subscriptable`, `TypeError: Cannot read properties of undefined`), unlike a missing module or port."""
+    first = norm.split("\n", 1)[0].removeprefix("E ").lstrip()
+    if first.startswith(_CODE_ERRORS):
+        return True
     for mark in ("<n>", "<path>", "<hash>", "<addr>", "<time>", "<uuid>", "<url>", "<ip>"):
         norm = norm.replace(mark, "")
     return sum(ch.isalpha() for ch in norm) < GENERIC_LETTERS
 
 
 def _where(lines: list[str], first: int) -> str:
-    """What places a generic error: the failing test (`FAILED tests/x.py::test_login`, pytest's
-    `____ test_login ____`, go's `--- FAIL: TestLoad`), or the file rustc points at (`--> src/config.rs:3:5`)."""
+    """What places a generic error: the file rustc points at (`--> src/config.rs:3:5`), the failing test
+    (`FAILED tests/x.py::test_login`, pytest's `____ test_login ____`, go's `--- FAIL: TestLoad`), the
+    innermost frame of a Python traceback (`File "app/api.py", line 3, in create` → `api.py:create`) or
+    the first of a Node.js stack outside node_modules (`at handler (/srv/app/routes.js:4:9)` → `routes.js`)."""
     for line in lines[first + 1:first + 4] if first >= 0 else ():
         text = line.strip()
         if text.startswith("--> "):
             return "at " + _varying_words(_basename(text[4:].split(":", 1)[0]))
+    return _test_name(lines) or _frame(lines)
+
+
+def _frame(lines: list[str]) -> str:
+    python = node = ""
+    for line in lines:
+        text = line.strip()
+        if text.startswith('File "') and '", line ' in text and ", in " in text:
+            path, _, rest = text[6:].partition('", line ')
+            function = rest.partition(", in ")[2].strip()
+            if not path.startswith("<") and "site-packages" not in path and "/lib/python" not in path:
+                python = f"at {_varying_words(_basename(path))}:{function[:60]}"
+        elif not node and text.startswith("at ") and "node_modules" not in text and "node:" not in text:
+            where = text.rpartition("(")[2].rstrip(")") if text.endswith(")") else text[3:]
+            path = where.rsplit(":", 2)[0] if where.count(":") >= 2 else ""
+            node = f"at {_varying_words(_basename(path))}" if path else ""
+    return python or node
+
+
+def _test_name(lines: list[str]) -> str:
     for line in lines:
         text = line.strip()
         name = ""
