@@ -4,7 +4,8 @@ figure beside its budget on stderr, the whole JSON report on stdout.
 Options (words starting with `--`, and the value after one of `VALUE_OPTIONS`) are passed to every benchmark's
 `main`: `--quick` for shorter runs, `--json` for bare JSON, `--data FILE` for `locomo` and `when`, `--conversations
 ID,ID` for `locomo`, `--size N` (observations) for `search`, `export`, `import-claude-mem` and `write`; `--phases`
-(with `--before SRC`: another checkout's `src`) for `hooks`; `--sizes 10k,100k,1m` for `ann` and `vectors` (`ann` also
+(with `--before SRC`: another checkout's `src`) for `hooks`; `--recurrences N`, `--runs N`, `--keep DIR` for
+`failures`; `--sizes 10k,100k,1m` for `ann` and `vectors` (`ann` also
 takes `--check-wheels`, `--no-wheels`, `--methods`, `--builds`, `--expansions`, `--real`; `vectors` `--backfill-seconds`).
 """
 
@@ -14,10 +15,11 @@ import pkgutil
 import sys
 
 import bench
+from bench.bench_failures import rows as failures_rows
 
 # options followed by a value (`--data FILE`, `--size N`)
 VALUE_OPTIONS = ("--data", "--size", "--before", "--sweep", "--sizes", "--builds", "--expansions", "--methods", "--real",
-                 "--backfill-seconds", "--conversations")
+                 "--backfill-seconds", "--conversations", "--recurrences", "--runs", "--keep")
 
 
 def main(argv: list[str]) -> int:
@@ -126,6 +128,7 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
                           f"{figures['median_window_days']} days, {figures['median_sessions_inside']} of the sessions", "", None))
     found += privacy_rows(report.get("privacy"))
     found += vector_rows(report.get("ann"), report.get("vectors"))
+    found += failures_rows(report.get("failures"))
     return found
 
 

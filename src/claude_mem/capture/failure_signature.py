@@ -34,6 +34,8 @@ COMMAND_MAX_CHARS = 8192
 ERROR_HEAD_CHARS = 8192
 ERROR_TAIL_CHARS = 32768
 LINE_MAX_CHARS = 300
+HEAD_LINES, TAIL_LINES = 200, 800  # of the error read, the lines looked at
+MAX_TRIES = 16  # lines of one rank normalized while looking for DECISIVE_LINES distinct ones
 # Output sizes.
 COMMAND_TEXT_CHARS = 200
 ERROR_TEXT_CHARS = 300
@@ -126,11 +128,15 @@ _FILE_EXTENSIONS = frozenset({
 _OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "\n", "(", ")")
 _SEPARATORS = frozenset({"&&", "||", ";;", ";", "&", "\n", "(", ")"})
 _HEX = frozenset("0123456789abcdefABCDEF")
+_QUOTED = "\x01"  # marks a quoted part of a word: an argument, abstracted as `<str>`; a program, unquoted
+# Flags saying where a program runs (`git -C dir`, `make -C dir`, `npm --prefix dir`): dropped with their value.
+_DIRECTORY_FLAGS = frozenset({"-C", "--directory", "--cwd", "--prefix", "--dir", "--manifest-path", "--project",
+                              "--git-dir", "--work-tree", "-chdir"})
 
 
 def _tokens(command: str) -> list[tuple[str, str]]:
-    """A shell command → (kind, text) tokens: "w" word (its quotes removed; "<str>" for a quoted part
-    with a space, "<sub>" for a command substitution), "op" an operator, "redir" a redirection with
+    """A shell command → (kind, text) tokens: "w" word (a quoted part without a space kept between two
+    _QUOTED marks, "<str>" for one with a space, "<sub>" for a command substitution), "op" an operator, "redir" a redirection with
     its target. One pass, no backtracking; here-document bodies and comments dropped."""
     tokens: list[tuple[str, str]] = []
     i, n = 0, len(command)
@@ -182,7 +188,7 @@ def _tokens(command: str) -> list[tuple[str, str]]:
                 tokens.append(("redir", "<<"))
                 i = end + 1
                 continue
-            word.append("<str>" if (" " in inner or "\n" in inner or "\t" in inner or "$(" in inner) else inner)
+            word.append(_QUOTED + inner + _QUOTED if inner and inner.isprintable() and " " not in inner else "<str>")
             in_word = True
             i = end + 1
             continue
@@ -346,7 +352,7 @@ def _is_assignment(word: str) -> bool:
 
 def _program_word(word: str) -> str:
     """A program as typed → its canonical name (`.venv/bin/python3.11` → `python`)."""
-    base = _basename(word)
+    base = _basename(word.replace(_QUOTED, ""))
     if base.endswith(".exe"):
         base = base[:-4]
     stem = base.rstrip("0123456789.")
@@ -376,12 +382,10 @@ def _skip_flags(words: list[str], i: int, valued: frozenset[str]) -> int:
 
 
 def _unwrap(words: list[str]) -> list[str]:
-    """Env assignments kept as `NAME=<v>`, wrappers (`timeout 60`, `uv run`, `npx -y`) dropped."""
-    prefix: list[str] = []
+    """Env assignments (`PGPASSWORD=… psql`) and wrappers (`timeout 60`, `uv run`, `npx -y`) dropped."""
     i = 0
     for _ in range(8):  # wrappers nest (`sudo env X=1 timeout 5 uv run …`): a few levels
         while i < len(words) and _is_assignment(words[i]):
-            prefix.append(words[i].partition("=")[0] + "=<v>")
             i += 1
         if i >= len(words):
             break
@@ -402,7 +406,7 @@ def _unwrap(words: list[str]) -> list[str]:
                     i = after
                     continue
         break
-    return prefix + words[i:]
+    return words[i:]
 
 
 def _arg(word: str) -> str:
@@ -411,7 +415,7 @@ def _arg(word: str) -> str:
         return "<str>"
     if "<sub>" in word:
         return "<sub>"
-    if "<str>" in word:
+    if _QUOTED in word or "<str>" in word:
         return word.partition("=")[0] + "=<str>" if _is_assignment(word) or word.startswith("-") and "=" in word \
             else "<str>"
     if word.startswith("-") and len(word) > 1 and not word[1:2].isdigit():
@@ -445,13 +449,24 @@ def _arg(word: str) -> str:
     return word
 
 
+def _without_directory(flags: list[str]) -> list[str]:
+    """Global flags before a subcommand without the ones naming a directory (and their values)."""
+    kept, skip = [], False
+    for word in flags:
+        if skip:
+            skip = False
+        elif word in _DIRECTORY_FLAGS:
+            skip = True
+        elif word.partition("=")[0] not in _DIRECTORY_FLAGS:
+            kept.append(word)
+    return kept
+
+
 def _command_words(words: list[str]) -> tuple[str, list[str]]:
     """One command's words → (program with subcommand, normalized words)."""
-    words = _unwrap(words)
-    assignments = [word for word in words if word.endswith("=<v>") and _is_assignment(word)]
-    rest = words[len(assignments):]
+    rest = _unwrap(words)
     if not rest:
-        return "", assignments
+        return "", []
     program = _program_word(rest[0])
     args = rest[1:]
     head = [program]
@@ -472,7 +487,7 @@ def _command_words(words: list[str]) -> tuple[str, list[str]]:
     elif program in _SUBCOMMANDS or head[-1] in _SUBCOMMANDS:
         at = _skip_flags(args, 0, _SUBCOMMANDS.get(program, _SUBCOMMANDS.get(head[-1], frozenset())))
         if at < len(args):
-            sub = args[at]
+            sub = args[at].replace(_QUOTED, "")
             if program == "npm" or (program in ("pnpm", "yarn") and sub in ("t", "i", "add", "rm", "un")):
                 sub = _NPM_ALIASES.get(sub, sub)
             skip = 1
@@ -482,7 +497,7 @@ def _command_words(words: list[str]) -> tuple[str, list[str]]:
             if "/" in sub or "\\" in sub or sub.startswith("."):
                 sub = ""
             parts = sub.split()
-            rest_args = args[:at] + args[at + skip:]
+            rest_args = _without_directory(args[:at]) + args[at + skip:]
             if parts and (program, parts[0]) in _SECOND_LEVEL and len(parts) == 1:
                 at2 = _skip_flags(rest_args, at, _SUBCOMMANDS.get(parts[0], frozenset()) | frozenset({"-f", "--file",
                                                                                                     "-p", "-n"}))
@@ -497,7 +512,7 @@ def _command_words(words: list[str]) -> tuple[str, list[str]]:
         if word.startswith("<") and collapsed and collapsed[-1] == word:
             continue
         collapsed.append(word)
-    return " ".join(head), assignments + head + collapsed
+    return " ".join(head), head + collapsed
 
 
 def normalize_command(command: str) -> tuple[str, str]:
@@ -543,7 +558,7 @@ _CAUSE = (
     r"npm (?:ERR!|error) (?:errno|path|command|Lifecycle|A complete log|Error: command failed|$|This is probably|"
     r"Failed at the|Exit status)))"
     r"|(?P<cause>E {2,}\S|(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b(?::|$| \[)"
-    r"|error(?:\[E\d+\])?:|ERROR:|FATAL:|[Ff]atal(?: error)?:|panic:|Panic|PANIC|"
+    r"|error(?:\[E\d+\])?:|ERROR:|FATAL:|(?:ERROR|FATAL|CRITICAL) \[|FAILED:|[Ff]atal(?: error)?:|panic:|Panic|PANIC|"
     r"npm (?:ERR!|error) code |psql: error|Error response from daemon|Uncaught |\u25cf |! \[rejected\]|"
     r"\S+\.go:\d+(?::\d+)?: |\S+:\d+:\d+: (?:fatal )?error|\S+\(\d+,\d+\): error |"
     r"error TS\d+|Segmentation fault|Killed|Aborted|Assertion failed|thread '[^']*' panicked|"
@@ -568,7 +583,8 @@ _VARYING = (
     r"|(?P<url>(?<![\w+.-])[a-zA-Z][\w+.-]{0,15}://[^\s'\"<>)\]]+)"
     r"|(?P<port>(?<![\w.:])(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|::1?|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})?"
     r":(?P<portnum>\d{2,5})(?![\d:.]))"
-    r"|(?P<code>(?<!\w)(?i:errno|exit code|exit status|status code|error code|code|status|signal|returned)[ :=]+-?\d+)"
+    r"|(?P<code>(?<!\w)(?i:errno|exit code|exit status|status code|error code|code|status|signal|returned|port)[ :=]+-?\d+)"
+    r"|(?P<ip>(?<![\w.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\w.]))"
     r"|(?P<addr>0x[0-9a-fA-F]+)"
     r"|(?P<path>(?<![\w.~@+-])[\w.~@+-]*(?:[/\\][\w.~@+-]*)+)"
     r"|(?P<hex>(?<!\w)[0-9a-fA-F]{7,}(?!\w))"
@@ -601,6 +617,8 @@ def _varying(match: Any) -> str:
         return text
     if kind == "addr":
         return "<addr>"
+    if kind == "ip":
+        return text if text in ("127.0.0.1", "0.0.0.0") else "<ip>"
     if kind == "path":
         base = text.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
         if not base or base.startswith("tmp") and any(ch.isdigit() for ch in base):
@@ -641,6 +659,8 @@ def normalize_line(line: str) -> str:
     """One error line with what varies between occurrences abstracted; whitespace collapsed."""
     line = line[:LINE_MAX_CHARS]
     line = str(_regex(_VARYING).sub(_varying, line))
+    if line.startswith("#<n> "):  # BuildKit's step and time prefix (`#9 1.234 npm error …`)
+        line = line[5:].removeprefix("<n> ")
     return " ".join(line.split())[:NORM_LINE_CHARS]
 
 
@@ -665,7 +685,12 @@ def _lines(error: str) -> list[str]:
         error = error.replace("\x00", "")
     if "<tool_use_error>" in error:
         error = error.replace("<tool_use_error>", "").replace("</tool_use_error>", "")
-    return [line[:LINE_MAX_CHARS] for line in error.split("\n")]
+    if "\t" in error:
+        error = error.replace("\t", " ")
+    lines = error.split("\n")
+    if len(lines) > HEAD_LINES + TAIL_LINES:
+        lines = lines[:HEAD_LINES] + lines[-TAIL_LINES:]
+    return [line[:LINE_MAX_CHARS] for line in lines]
 
 
 def decisive_lines(error: str) -> list[str]:
@@ -673,23 +698,24 @@ def decisive_lines(error: str) -> list[str]:
     best rank found (the cause over a summary over a bare "it failed"), else the last non-empty
     lines (the first for a text without the Bash `Exit code N` header)."""
     lines = _lines(error)
-    best, chosen, seen = 4, [], set()  # type: tuple[int, list[str], set[str]]
+    best, chosen, seen, tries = 4, [], set(), 0  # type: tuple[int, list[str], set[str], int]
     for raw in lines:
         line = raw.strip()
         if not line or line.startswith(_IGNORED_STARTS) or not line.isprintable():
             continue
         rank = _rank(line)
-        if rank == 0 or rank > best:
+        if rank == 0 or rank > best or (rank == best and (len(chosen) >= DECISIVE_LINES or tries >= MAX_TRIES)):
             continue
-        norm = normalize_line(line)
         if rank < best:
-            best, chosen, seen = rank, [], set()
-        if norm not in seen and len(chosen) < DECISIVE_LINES:
+            best, chosen, seen, tries = rank, [], set(), 0
+        norm = normalize_line(line)  # two lines differing only in what varies count once
+        tries += 1
+        if norm not in seen:
             seen.add(norm)
             chosen.append(line)
     if chosen:
         return chosen
-    rest = [line.strip() for line in lines if line.strip() and line.strip().isprintable()]
+    rest = [text for text in (" ".join(_printable(line).split()) for line in lines) if text]
     if rest and rest[0].startswith("Exit code "):
         tail = rest[1:][-DECISIVE_LINES:]
         return tail or rest[:1]
@@ -720,14 +746,18 @@ def _signature(tool_name: str, tool_input: object, error: str) -> dict[str, str]
     tool = tool_name if isinstance(tool_name, str) else ""
     tool = tool[:100]
     error = error if isinstance(error, str) else ""
+    if len(error) > ERROR_HEAD_CHARS + ERROR_TAIL_CHARS:
+        error = error[:ERROR_HEAD_CHARS] + "\n" + error[-ERROR_TAIL_CHARS:]
     command = ""
     if isinstance(tool_input, dict):
         value = tool_input.get("command")
         command = value[:COMMAND_MAX_CHARS] if isinstance(value, str) else ""
-    if not error.strip() and not command.strip():
+    if error.isspace() or not error:
+        error = ""
+    if not error and (not command or command.isspace()):
         return None
     program, command_norm = normalize_command(command) if tool == "Bash" or command else ("", "")
-    lines = decisive_lines(error) if error.strip() else []
+    lines = decisive_lines(error) if error else []
     error_norm = "\n".join(normalize_line(line) for line in lines)
     label = tool
     if tool != "Bash" and isinstance(tool_input, dict):
