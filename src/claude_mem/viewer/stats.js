@@ -3,6 +3,7 @@
 // (what sessions were shown, and used of it: fetched, found by a search, cited), per project or overall.
 import { $, api, debounce, notice, plural, query } from "./api.js";
 import * as chart from "./chart.js";
+import * as failures from "./failures.js";
 import * as render from "./render.js";
 import { filters, projectName } from "./state.js";
 
@@ -11,6 +12,7 @@ const DAYS = 30;
 let shownFor = null;
 let usage = null;
 let inUse = null;
+let recurring = null; // /api/failures: recurring failures and their fixes (failures.js)
 
 const number = (n) => Number(n || 0).toLocaleString("en");
 
@@ -193,14 +195,17 @@ function draw(data) {
     parts.push(useFigure(data, inUse, width), useLists(inUse));
   }
   parts.push(spendFigure(data));
+  if (recurring) parts.push(failures.panel(recurring));
   $("stats").replaceChildren(...parts);
 }
 
 async function load() {
   const wanted = filters.project;
   $("stats-scope").textContent = wanted ? projectName(wanted) : "all projects";
-  const stats = await api(`/api/stats?${query({ project: wanted, days: DAYS })}`);
+  const [stats, failed] = await Promise.all([api(`/api/stats?${query({ project: wanted, days: DAYS })}`),
+    api(`/api/failures?${query({ project: wanted })}`).catch(() => null)]);
   if (wanted !== filters.project) return;
+  recurring = failed ? failed.failures : null;
   usage = stats.usage;
   inUse = stats.in_use || null;
   if (!usage) {
