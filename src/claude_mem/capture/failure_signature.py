@@ -726,11 +726,19 @@ def _decisive(lines: list[str]) -> tuple[list[str], int]:
             chosen.append(line)
     if chosen:
         return chosen, first
-    rest = [text for text in (" ".join(_printable(line).split()) for line in lines) if text]
-    if rest and rest[0].startswith("Exit code "):
-        tail = rest[1:][-DECISIVE_LINES:]
-        return tail or rest[:1], -1
-    return rest[:1], -1
+    head = next((text for text in map(_shown, lines) if text), "")
+    if not head.startswith("Exit code "):
+        return [head] if head else [], -1
+    tail: list[str] = []  # the last lines of a Bash failure's output, read from its end
+    for line in reversed(lines):
+        text = _shown(line)
+        if text and len(tail) < DECISIVE_LINES:
+            tail.insert(0, text)
+        if len(tail) >= DECISIVE_LINES:
+            break
+    if tail and tail[0] == head and len(tail) > 1:  # the header itself is no error line
+        tail = tail[1:]
+    return (tail if tail != [head] else [head]), -1
 
 
 def _generic(norm: str) -> bool:
@@ -791,7 +799,12 @@ def _test_name(lines: list[str]) -> str:
 
 
 def _printable(text: str) -> str:
-    return "".join(ch if ch.isprintable() else " " for ch in text)
+    return text if text.isprintable() else "".join(ch if ch.isprintable() else " " for ch in text)
+
+
+def _shown(line: str) -> str:
+    """A line as it can be shown: non-printable characters as spaces, whitespace collapsed."""
+    return " ".join(_printable(line).split())
 
 
 def signature(tool_name: str, tool_input: object, error: str) -> dict[str, str] | None:
