@@ -251,7 +251,7 @@ def test_the_cause_is_preferred_to_the_summary():
 def test_what_varies_is_abstracted_and_what_matters_is_kept():
     line = ("2026-01-02T03:04:05Z pid 4242 at 0x7f3a9c001234 /tmp/pytest-of-dev/pytest-7/test_x0/data.json "
             "in 0.53s id 3f2a9c1e-5b6d-4e7f-8a9b-0c1d2e3f4a5b sha 9f86d081 listen :::3000 localhost:5432 "
-            "10.1.2.3:8080 [Errno 13] exit code 2")
+            "10.1.2.3:8080 [Errno 13] exit code 2 took 1m2.5s wrote tmpk2j3_x9")
     assert normalize_line(line) == (
         "<time> pid <n> at <addr> <path>/data.json in <n>s id <uuid> sha <hash> listen :::3000 localhost:5432 "
-        "<ip>:8080 [Errno 13] exit code 2")
+        "<ip>:8080 [Errno 13] exit code 2 took <dur> wrote <tmp>")

@@ -593,6 +593,8 @@ _VARYING = (
     r"|(?P<code>(?<!\w)(?i:errno|exit code|exit status|status code|error code|code|status|signal|returned|port)[ :=]+-?\d+)"
     r"|(?P<ip>(?<![\w.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\w.]))"
     r"|(?P<addr>0x[0-9a-fA-F]+)"
+    r"|(?P<dur>(?<![\w.])(?:\d+(?:\.\d+)?(?:ms|us|\u00b5s|ns|h|m|s)){2,}(?!\w))"
+    r"|(?P<tmp>(?<![\w.-])tmp[\w-]{5,}(?![\w-]))"
     r"|(?P<path>(?<![\w.~@+-])[\w.~@+-]*(?:[/\\][\w.~@+-]*)+)"
     r"|(?P<hex>(?<!\w)[0-9a-fA-F]{7,}(?!\w))"
     r"|(?P<num>(?<!\w)\d+(?:\.\d+)*)"
@@ -624,6 +626,10 @@ def _varying(match: Any) -> str:
         return text
     if kind == "addr":
         return "<addr>"
+    if kind == "dur":
+        return "<dur>"
+    if kind == "tmp":
+        return "<tmp>" if any(ch.isdigit() for ch in text) else text
     if kind == "ip":
         return text if text in ("127.0.0.1", "0.0.0.0") else "<ip>"
     if kind == "path":
