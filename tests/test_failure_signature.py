@@ -1,6 +1,7 @@
 """Failure signatures (issue 31): recurrences of one failure sign alike, other failures do not, and any
 input is signed in bounded work without raising."""
 
+import json
 import os
 import subprocess
 import sys
@@ -255,3 +256,33 @@ def test_what_varies_is_abstracted_and_what_matters_is_kept():
     assert normalize_line(line) == (
         "<time> pid <n> at <addr> <path>/data.json in <n>s id <uuid> sha <hash> listen :::3000 localhost:5432 "
         "<ip>:8080 [Errno 13] exit code 2 took <dur> wrote <tmp>")
+
+
+FAILURE_PROBE = """
+import os, sys
+sys.path.insert(0, os.path.join(sys.argv[1], 'src'))
+from claude_mem.hooks import runner
+from claude_mem.fastpath import patterns
+runner.handle_safely('post-tool', open(sys.argv[2], 'rb').read(), {})
+print()
+print(' '.join(sorted(sys.modules)))
+"""
+
+
+def test_a_failure_is_signed_in_the_hook_without_heavy_imports(data_dir, tmp_path):
+    """Once the first hook has filled the compiled-pattern cache, signing a failure imports neither `re` nor
+    `json`, `typing`, `hashlib`… (the hook path's rule): the patterns come from the cache."""
+    command, error = occurrence(SCENARIOS[0], 0)
+    with open(os.path.join(REPO, "tests", "fixtures", "hook-payloads", "PostToolUseFailure.json"), encoding="utf-8") as f:
+        payload = json.load(f)
+    runs = []
+    for index in range(2):
+        path = tmp_path / f"failure-{index}.json"
+        path.write_text(json.dumps({**payload, "tool_input": {"command": command}, "error": error,
+                                    "tool_use_id": f"toolu_probe_{index}"}), encoding="utf-8")
+        runs.append(subprocess.run([sys.executable, "-I", "-S", "-c", FAILURE_PROBE, REPO, str(path)],
+                                   capture_output=True, text=True, timeout=60, env=dict(os.environ)))
+    assert all(run.returncode == 0 for run in runs), runs[-1].stderr
+    modules = set(runs[-1].stdout.splitlines()[-1].split())
+    assert "claude_mem.capture.failure_signature" in modules and "claude_mem.store.capture" in modules
+    assert sorted(modules & {"re", "json", "enum", "typing", "hashlib", "dataclasses", "pathlib", "logging"}) == []
