@@ -102,6 +102,16 @@ def test_command_normalization():
         "pip install requests==2.31.0": ("pip install", "pip install requests==<n>"),
         "cat > x.py <<'EOF'\nprint(1)\nEOF\npython x.py": ("python x.py", "python x.py"),
         "python manage.py migrate --noinput": ("python manage.py migrate", "python manage.py migrate --noinput"),
+        "make -C build test": ("make test", "make test"),
+        "./gradlew test --info": ("gradle test", "gradle test --info"),
+        "PYTHONPATH=src python -m pytest -q": ("pytest", "pytest -q"),
+        "npx --yes prisma migrate dev": ("prisma migrate dev", "prisma migrate dev"),
+        "source .venv/bin/activate && pytest -x": ("pytest", "pytest -x"),
+        "git add -A && git commit -m 'fix: x' && git push": ("git push", "git add -A && git commit -m <str> && git push"),
+        "sudo -u postgres psql -c 'CREATE DATABASE app'": ("psql", "psql -c <str>"),
+        "env NODE_ENV=test npm test": ("npm run test", "npm run test"),
+        "poetry run python manage.py test": ("python manage.py test", "python manage.py test"),
+        "time cargo build": ("cargo build", "cargo build"),
     }
     for command, expected in cases.items():
         assert normalize_command(command) == expected, command
