@@ -296,3 +296,14 @@ def test_a_failure_is_signed_in_the_hook_without_heavy_imports(data_dir, tmp_pat
     modules = set(runs[-1].stdout.splitlines()[-1].split())
     assert "claude_mem.capture.failure_signature" in modules and "claude_mem.store.capture" in modules
     assert sorted(modules & {"re", "json", "enum", "typing", "hashlib", "dataclasses", "pathlib", "logging"}) == []
+
+
+def test_a_bash_output_without_error_lines_is_signed_by_its_last_lines():
+    """A Bash PostToolUse with a non-zero exit code has no `Exit code N` header: its output's end is read, as
+    for a PostToolUseFailure; another tool's message is read from its start."""
+    output = "Deploying build 42\nuploading 118 files\nupload stopped: quota reached for bucket assets\n"
+    with_header = _signed("./deploy.sh", "Exit code 3\n" + output.replace("42", "57"))
+    without = _signed("./deploy.sh", output)
+    assert with_header["error"] == without["error"]
+    assert without["error_text"].endswith("upload stopped: quota reached for bucket assets")
+    assert decisive_lines("String to replace not found in file.\nString: foo") == ["String to replace not found in file."]

@@ -706,14 +706,15 @@ def _lines(error: str) -> list[str]:
     return [line[:LINE_MAX_CHARS] for line in lines]
 
 
-def decisive_lines(error: str) -> list[str]:
+def decisive_lines(error: str, output: bool = False) -> list[str]:
     """The raw lines of `error` that say what failed: the first DECISIVE_LINES distinct ones of the
     best rank found (the cause over a summary over a bare "it failed"), else the last non-empty
-    lines (the first for a text without the Bash `Exit code N` header)."""
-    return _decisive(_lines(error))[0]
+    lines of a command's output (a text with the Bash `Exit code N` header, or any when `output`),
+    the first line of another text (a tool's own message)."""
+    return _decisive(_lines(error), output)[0]
 
 
-def _decisive(lines: list[str]) -> tuple[list[str], int]:
+def _decisive(lines: list[str], output: bool = False) -> tuple[list[str], int]:
     """`decisive_lines` of the error's `lines`, and the index of the first one chosen (-1: none ranked)."""
     best, chosen, seen, tries, first = 4, [], set(), 0, -1  # type: tuple[int, list[str], set[str], int, int]
     for index, raw in enumerate(lines):
@@ -733,7 +734,7 @@ def _decisive(lines: list[str]) -> tuple[list[str], int]:
     if chosen:
         return chosen, first
     head = next((text for text in map(_shown, lines) if text), "")
-    if not head.startswith("Exit code "):
+    if not head.startswith("Exit code ") and not output:
         return [head] if head else [], -1
     tail: list[str] = []  # the last lines of a Bash failure's output, read from its end
     for line in reversed(lines):
@@ -845,7 +846,7 @@ def _signature(tool_name: str, tool_input: object, error: str) -> dict[str, str]
         return None
     program, command_norm = normalize_command(command) if tool == "Bash" or command else ("", "")
     every = _lines(error) if error else []
-    lines, first = _decisive(every) if every else ([], -1)
+    lines, first = _decisive(every, tool == "Bash") if every else ([], -1)
     error_norm = "\n".join(normalize_line(line) for line in lines)
     if lines and _generic(error_norm):
         where = _where(every, first)
