@@ -15,6 +15,7 @@ import pytest
 from claude_mem.capture import handoff
 from claude_mem.recall import failure_notes, failures
 from claude_mem.store import db
+from claude_mem.store import failures as store_failures
 from conftest import REPO
 from test_worker_lifecycle import cli, wait_for, worker_env  # noqa: F401  (fixture)
 
@@ -248,6 +249,15 @@ def test_a_flaky_command_resolved_with_nothing_between_says_so(data_dir, tmp_pat
         conn.close()
     note = note_of(session.bash("pytest tests/test_db.py -k pool", 1, error.replace("0.53s", "1.20s")))
     assert "Resolved last time" in note and "passed on a later run with nothing changed in between" in note
+    assert session.bash("pytest tests/test_db.py -k pool", 0, "1 passed in 0.38s") is None  # the note was followed
+    conn = db.connect(db.db_path(data_dir))
+    try:
+        failures.resolve(conn)
+        totals = store_failures.note_totals(conn, None, "2000-01-01")
+        assert totals == {"notes": 1, "beside_failure": 1, "before_retry": 0, "sessions": 1, "resolved_after": 1,
+                          "named_used": 0}
+    finally:
+        conn.close()
     # a failure that never got resolved lists the attempts that did not help
     assert session.bash("make deploy", 2, "error: target unreachable") is None
     note = note_of(session.bash("make deploy ENV=prod", 2, "error: target unreachable"))

@@ -164,3 +164,20 @@ def recurring(conn: sqlite3.Connection, project: str | None, minimum: int = 2,
     keys = ("project", "signature", "count", "first_seen", "last_seen", "program", "command", "error", "open",
             "resolved_by", "resolved_at", "fix_from", "fix", "last_event")
     return [dict(zip(keys, row)) for row in rows]
+
+
+def note_totals(conn: sqlite3.Connection, project: str | None, since: str) -> dict[str, int]:
+    """What the hooks' failure notes since `since` (for one project, or all) led to: {notes, beside_failure,
+    before_retry, sessions, resolved_after (a noted failure the same session then resolved), named_used (a
+    note whose named observations the same session then used: fetched, found or cited)}, for "memory in use"."""
+    row = conn.execute(
+        "SELECT COUNT(*), coalesce(SUM(n.via = 'failure'), 0), coalesce(SUM(n.via = 'retry'), 0),"
+        " COUNT(DISTINCT n.session_id),"
+        " coalesce(SUM(EXISTS (SELECT 1 FROM failures f JOIN pending_events r ON r.id = f.resolved_by"
+        "   WHERE f.event_id = n.event_id AND r.session_id = n.session_id)), 0),"
+        " coalesce(SUM(EXISTS (SELECT 1 FROM json_each(n.observations) j JOIN used u"
+        "   ON u.observation_id = j.value AND u.session_id = n.session_id AND u.last_at >= n.at)), 0)"
+        " FROM failure_notes n JOIN sessions s ON s.id = n.session_id"
+        " WHERE n.at >= ? AND (? IS NULL OR s.project = ?)", (since, project, project)).fetchone()
+    keys = ("notes", "beside_failure", "before_retry", "sessions", "resolved_after", "named_used")
+    return dict(zip(keys, (int(value) for value in row)))
