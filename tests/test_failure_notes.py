@@ -262,3 +262,26 @@ def test_a_flaky_command_resolved_with_nothing_between_says_so(data_dir, tmp_pat
     assert session.bash("make deploy", 2, "error: target unreachable") is None
     note = note_of(session.bash("make deploy ENV=prod", 2, "error: target unreachable"))
     assert "Not resolved before" in note
+
+
+def test_a_broad_success_of_the_program_resolves_a_narrower_failure(data_dir, tmp_path):
+    """`pytest` passing after `pytest tests/test_users.py` failed (and `tsc --noEmit` after `tsc -p …`) resolves it;
+    `cargo test -p core` passing does not resolve `cargo test -p api` (a value narrows it)."""
+    root = make_repo(tmp_path / "repo")
+    session = Session("sess-broad", root)
+    run_hook("session-start", session.payload("SessionStart", source="startup"))
+    error = "E   django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS"
+    session.bash("pytest tests/test_users.py", 1, error)
+    session.edit("shop/cart.py", "return sum(prices)", "return sum(prices)  # settings")
+    session.bash("pytest -q", 0, "12 passed in 1.02s")
+    session.bash("cargo test -p api", 101, "error[E0432]: unresolved import `crate::db`")
+    session.bash("cargo test -p core", 0, "test result: ok. 3 passed")
+    conn = db.connect(db.db_path(data_dir))
+    try:
+        failures.resolve(conn)
+        resolved = dict(conn.execute("SELECT program, resolved_by IS NOT NULL FROM failures").fetchall())
+    finally:
+        conn.close()
+    assert resolved == {"pytest": 1, "cargo test": 0}
+    note = note_of(session.bash("python -m pytest tests/test_users.py::test_login", 1, error))
+    assert "Resolved last time" in note and "edited shop/cart.py" in note

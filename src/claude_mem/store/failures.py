@@ -113,6 +113,14 @@ def unresolved(conn: sqlite3.Connection, project: str, command_sig: str, before:
         " ORDER BY event_id", (project, command_sig, before))]
 
 
+def unresolved_program(conn: sqlite3.Connection, project: str, program: str, before: int) -> list[tuple[int, str]]:
+    """(event id, error excerpt) of the Bash failures of one program in `project` before `before` not yet
+    resolved, oldest first (what a broad success of that program, `pytest` or `tsc --noEmit`, resolves)."""
+    return [(int(row[0]), str(row[1])) for row in conn.execute(
+        "SELECT event_id, error_text FROM failures WHERE project = ? AND tool_name = 'Bash' AND program = ?"
+        " AND event_id < ? AND resolved_by IS NULL ORDER BY event_id", (project, program, before))]
+
+
 def events_between(conn: sqlite3.Connection, project: str, after: int, before: int,
                    limit: int = 200) -> list[tuple[int, str, str]]:
     """(id, kind, payload JSON) of the tool events of `project` strictly between two event ids, the newest
