@@ -75,7 +75,7 @@ def read_json(path: str) -> dict:
 
 def hooks_settings(command: str = "claude-mem hook", events=HOOK_EVENTS) -> dict:
     """Hooks as a settings file holds them: each event runs `<command> <hook name>`."""
-    names = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt", "PostToolUse": "post-tool",
+    names = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt", "PreToolUse": "pre-tool", "PostToolUse": "post-tool",
              "PostToolUseFailure": "post-tool", "Stop": "stop", "SessionEnd": "session-end"}
     return {"hooks": {event: [{"matcher": "*", "hooks": [{"type": "command", "command": f"{command} {names[event]}"}]}]
                       for event in events}}
@@ -391,7 +391,7 @@ def test_hooks_written_by_claude_mem_install(data_dir, home, tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     assert run("install", "--scope", "local").exit_code == 0
     local = str(tmp_path / ".claude" / "settings.local.json")
-    assert one(doctor()[1], "hooks") == {"name": "hooks", "status": "ok", "detail": f"in {local} (6 events)", "fix": ""}
+    assert one(doctor()[1], "hooks") == {"name": "hooks", "status": "ok", "detail": f"in {local} (7 events)", "fix": ""}
     monkeypatch.chdir(home)  # project and local settings come from the folder Claude Code starts in
     assert one(doctor()[1], "hooks")["status"] == "problem"
 
@@ -403,7 +403,7 @@ def test_hooks_from_settings_files(data_dir, home, tmp_path, monkeypatch, offlin
     local = str(project / ".claude" / "settings.local.json")
     write_json(local, hooks_settings(command="/opt/tools/bin/python -m claude_mem hook"))
     hooks = one(doctor()[1], "hooks")
-    assert hooks == {"name": "hooks", "status": "ok", "detail": f"in {local} (6 events)", "fix": ""}
+    assert hooks == {"name": "hooks", "status": "ok", "detail": f"in {local} (7 events)", "fix": ""}
     # Someone else's hooks are not ours; a partial registration is a warning.
     write_json(local, {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}})
     shared = str(project / ".claude" / "settings.json")

@@ -15,6 +15,7 @@ import pytest
 from claude_mem.capture import handoff
 from claude_mem.recall import failure_notes, failures
 from claude_mem.store import db
+from claude_mem.store import failures as store_failures
 from conftest import REPO
 from test_worker_lifecycle import cli, wait_for, worker_env  # noqa: F401  (fixture)
 
@@ -248,7 +249,39 @@ def test_a_flaky_command_resolved_with_nothing_between_says_so(data_dir, tmp_pat
         conn.close()
     note = note_of(session.bash("pytest tests/test_db.py -k pool", 1, error.replace("0.53s", "1.20s")))
     assert "Resolved last time" in note and "passed on a later run with nothing changed in between" in note
+    assert session.bash("pytest tests/test_db.py -k pool", 0, "1 passed in 0.38s") is None  # the note was followed
+    conn = db.connect(db.db_path(data_dir))
+    try:
+        failures.resolve(conn)
+        totals = store_failures.note_totals(conn, None, "2000-01-01")
+        assert totals == {"notes": 1, "beside_failure": 1, "before_retry": 0, "sessions": 1, "resolved_after": 1,
+                          "named_used": 0}
+    finally:
+        conn.close()
     # a failure that never got resolved lists the attempts that did not help
     assert session.bash("make deploy", 2, "error: target unreachable") is None
     note = note_of(session.bash("make deploy ENV=prod", 2, "error: target unreachable"))
     assert "Not resolved before" in note
+
+
+def test_a_broad_success_of_the_program_resolves_a_narrower_failure(data_dir, tmp_path):
+    """`pytest` passing after `pytest tests/test_users.py` failed (and `tsc --noEmit` after `tsc -p …`) resolves it;
+    `cargo test -p core` passing does not resolve `cargo test -p api` (a value narrows it)."""
+    root = make_repo(tmp_path / "repo")
+    session = Session("sess-broad", root)
+    run_hook("session-start", session.payload("SessionStart", source="startup"))
+    error = "E   django.core.exceptions.ImproperlyConfigured: Requested setting INSTALLED_APPS"
+    session.bash("pytest tests/test_users.py", 1, error)
+    session.edit("shop/cart.py", "return sum(prices)", "return sum(prices)  # settings")
+    session.bash("pytest -q", 0, "12 passed in 1.02s")
+    session.bash("cargo test -p api", 101, "error[E0432]: unresolved import `crate::db`")
+    session.bash("cargo test -p core", 0, "test result: ok. 3 passed")
+    conn = db.connect(db.db_path(data_dir))
+    try:
+        failures.resolve(conn)
+        resolved = dict(conn.execute("SELECT program, resolved_by IS NOT NULL FROM failures").fetchall())
+    finally:
+        conn.close()
+    assert resolved == {"pytest": 1, "cargo test": 0}
+    note = note_of(session.bash("python -m pytest tests/test_users.py::test_login", 1, error))
+    assert "Resolved last time" in note and "edited shop/cart.py" in note

@@ -2,7 +2,8 @@
 
 Every captured event is read once, in order, past a watermark (`store.failures`). A successful Bash call
 resolves the earlier unresolved failures of its project with the same normalized command
-(`capture.failure_signature.command_signature`); its fix is what happened in that project between the last
+(`capture.failure_signature.command_signature`) — and, when it runs its program as a whole (`pytest`,
+`tsc --noEmit`: `broad`), every unresolved failure of that program; its fix is what happened in that project between the last
 of those failures and the success — the files edited, the commands run — and the observations made from
 those events (`observation_sources`, read when a note is written). Here the fix also gets a one-line
 "cause → fix": the failure's error excerpt and what was done, from the events alone (no LLM).
@@ -15,7 +16,7 @@ import os
 import re
 from typing import Any
 
-from claude_mem.capture.failure_signature import command_signature
+from claude_mem.capture.failure_signature import command_signature, normalize_command
 from claude_mem.recall.failure_notes import fixing
 from claude_mem.recall.sanitize import clean
 from claude_mem.store import Store
@@ -79,6 +80,14 @@ def describe(cause: str, between: list[tuple[int, str, str]]) -> str:
     return clean(f"{cause} \u2192 {fix}" if cause else fix, 300)
 
 
+def broad(program: str, normalized: str) -> bool:
+    """Whether a normalized command runs its program as a whole: nothing after the program but flags
+    (`pytest`, `pytest -x -q`, `tsc --noEmit`), no path, name or value that could narrow it. Its success
+    resolves every failure of the program, whatever narrower form failed."""
+    rest = normalized[len(program):].split() if normalized.startswith(program) else None
+    return rest is not None and all(word.startswith("-") and "<" not in word for word in rest)
+
+
 def resolve(conn: Store, limit: int = BATCH) -> int:
     """Read the next `limit` captured events and link each successful Bash call to the failures it resolves;
     how many events were read."""
@@ -93,10 +102,16 @@ def resolve(conn: Store, limit: int = BATCH) -> int:
         if payload is None or payload.get("tool_name") != "Bash":
             continue
         command = _command(payload)
-        signature = command_signature(command) if command else ""
+        if not command:
+            continue
+        program, normalized = normalize_command(command)
+        signature = command_signature(command)
         if not signature:
             continue
-        open_rows = [row for row in store.unresolved(conn, project, signature, event_id) if row[0] not in linked]
+        found = store.unresolved(conn, project, signature, event_id)
+        if program and broad(program, normalized):  # `pytest` passing resolves `pytest tests/x.py` too
+            found = sorted(set(found) | set(store.unresolved_program(conn, project, program, event_id)))
+        open_rows = [row for row in found if row[0] not in linked]
         if not open_rows:
             continue
         fix_from, cause = open_rows[-1]

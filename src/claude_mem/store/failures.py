@@ -113,6 +113,14 @@ def unresolved(conn: sqlite3.Connection, project: str, command_sig: str, before:
         " ORDER BY event_id", (project, command_sig, before))]
 
 
+def unresolved_program(conn: sqlite3.Connection, project: str, program: str, before: int) -> list[tuple[int, str]]:
+    """(event id, error excerpt) of the Bash failures of one program in `project` before `before` not yet
+    resolved, oldest first (what a broad success of that program, `pytest` or `tsc --noEmit`, resolves)."""
+    return [(int(row[0]), str(row[1])) for row in conn.execute(
+        "SELECT event_id, error_text FROM failures WHERE project = ? AND tool_name = 'Bash' AND program = ?"
+        " AND event_id < ? AND resolved_by IS NULL ORDER BY event_id", (project, program, before))]
+
+
 def events_between(conn: sqlite3.Connection, project: str, after: int, before: int,
                    limit: int = 200) -> list[tuple[int, str, str]]:
     """(id, kind, payload JSON) of the tool events of `project` strictly between two event ids, the newest
@@ -164,3 +172,20 @@ def recurring(conn: sqlite3.Connection, project: str | None, minimum: int = 2,
     keys = ("project", "signature", "count", "first_seen", "last_seen", "program", "command", "error", "open",
             "resolved_by", "resolved_at", "fix_from", "fix", "last_event")
     return [dict(zip(keys, row)) for row in rows]
+
+
+def note_totals(conn: sqlite3.Connection, project: str | None, since: str) -> dict[str, int]:
+    """What the hooks' failure notes since `since` (for one project, or all) led to: {notes, beside_failure,
+    before_retry, sessions, resolved_after (a noted failure the same session then resolved), named_used (a
+    note whose named observations the same session then used: fetched, found or cited)}, for "memory in use"."""
+    row = conn.execute(
+        "SELECT COUNT(*), coalesce(SUM(n.via = 'failure'), 0), coalesce(SUM(n.via = 'retry'), 0),"
+        " COUNT(DISTINCT n.session_id),"
+        " coalesce(SUM(EXISTS (SELECT 1 FROM failures f JOIN pending_events r ON r.id = f.resolved_by"
+        "   WHERE f.event_id = n.event_id AND r.session_id = n.session_id)), 0),"
+        " coalesce(SUM(EXISTS (SELECT 1 FROM json_each(n.observations) j JOIN used u"
+        "   ON u.observation_id = j.value AND u.session_id = n.session_id AND u.last_at >= n.at)), 0)"
+        " FROM failure_notes n JOIN sessions s ON s.id = n.session_id"
+        " WHERE n.at >= ? AND (? IS NULL OR s.project = ?)", (since, project, project)).fetchone()
+    keys = ("notes", "beside_failure", "before_retry", "sessions", "resolved_after", "named_used")
+    return dict(zip(keys, (int(value) for value in row)))
