@@ -280,13 +280,13 @@ print(' '.join(sorted(sys.modules)))
 
 
 def test_a_failure_is_signed_in_the_hook_without_heavy_imports(data_dir, tmp_path):
-    """Once the first hook has filled the compiled-pattern cache, signing a failure imports neither `re` nor
-    `json`, `typing`, `hashlib`… (the hook path's rule): the patterns come from the cache."""
+    """Once the first hooks have filled the compiled-pattern cache, signing a failure (and noting it) imports
+    neither `re` nor `json`, `typing`, `hashlib`… (the hook path's rule): the patterns come from the cache."""
     command, error = occurrence(SCENARIOS[0], 0)
     with open(os.path.join(REPO, "tests", "fixtures", "hook-payloads", "PostToolUseFailure.json"), encoding="utf-8") as f:
         payload = json.load(f)
     runs = []
-    for index in range(2):
+    for index in range(3):  # the first fills the pattern cache for a failure, the second for its note
         path = tmp_path / f"failure-{index}.json"
         path.write_text(json.dumps({**payload, "tool_input": {"command": command}, "error": error,
                                     "tool_use_id": f"toolu_probe_{index}"}), encoding="utf-8")
