@@ -10,7 +10,9 @@ real worker and the offline observer turning the sessions into observations:
    the command that then succeeds, Stop, SessionEnd; then the worker drains the queue;
 2. one later session per recurrence (`--recurrences N`, default 2): the same failure again, with other
    paths, line numbers, timings, temp names (and the command typed through `cd X &&`, `timeout`, `| tail`);
-3. one session of UNRELATED failures (other errors of the same tools).
+3. one session of UNRELATED failures (other errors of the same tools);
+4. one session in ANOTHER repository (same data dir) meeting every scenario's failure: notes are per
+   project, so none may speak there (`other_project_noted`).
 
 Each failure hook's stdout is read as the note contract says: `{"hookSpecificOutput": {"hookEventName":
 "PostToolUseFailure", "additionalContext": NOTE}}`, printed only when earlier failures of the same
@@ -63,11 +65,11 @@ def option(options: list[str], name: str, default: str | None = None) -> str | N
 class Project:
     """A real git repository and a data dir, and the hook payloads of sessions in it."""
 
-    def __init__(self, root: str) -> None:
-        self.repo = os.path.join(root, "proj")
+    def __init__(self, root: str, name: str = "proj") -> None:
+        self.repo = os.path.join(root, name)
         self.data_dir = os.path.join(root, "data")
         os.makedirs(self.repo)
-        os.makedirs(self.data_dir, mode=0o700)
+        os.makedirs(self.data_dir, mode=0o700, exist_ok=True)
         self.env = {"CLAUDE_MEM_DATA_DIR": self.data_dir, "CLAUDE_MEM_AUTOSTART": "false",
                     "CLAUDE_MEM_PROVIDER": "offline", "CLAUDE_MEM_WORKER_PORT": "0",
                     "CLAUDE_MEM_BACKUP_INTERVAL_HOURS": "0", "CLAUDE_PROJECT_DIR": self.repo}
@@ -227,6 +229,7 @@ def quality(project: Project, recurrences: int) -> dict:
         raise RuntimeError(f"worker start failed: {started.stderr[-300:]}")
     per_scenario: dict[str, dict] = {}
     unrelated_notes: list[dict] = []
+    other_noted: list[str] = []
     try:
         for index, scenario in enumerate(SCENARIOS):
             per_scenario[scenario["name"]] = {"fix_session": f"fix-{index:02d}", **fix_session(
@@ -247,6 +250,13 @@ def quality(project: Project, recurrences: int) -> dict:
             note = note_of(project.hook("post-tool", project.failure(session, turn, command, error)))
             unrelated_notes.append({"name": item["name"], "note": note})
         project.close_session(session, turn, "Done")
+        other = Project(os.path.dirname(project.repo), "other-proj")  # the same failures in another repository
+        turn = other.open_session("other-project", "Run the checks")
+        for scenario in SCENARIOS:
+            command, error = occurrence(scenario, recurrences + 1)
+            if note_of(other.hook("post-tool", other.failure("other-project", turn, command, error))):
+                other_noted.append(scenario["name"])
+        other.close_session("other-project", turn, "Done")
         left = max(left, wait_for_queue(project.data_dir, 120))
     finally:
         subprocess.run([*worker, "stop"], env=env, capture_output=True, timeout=120)
@@ -281,7 +291,8 @@ def quality(project: Project, recurrences: int) -> dict:
         "right_fix_named": round(right / recurred, 3) if recurred else 0.0,
         "names_an_edited_file": round(edited_file / with_edits, 3) if with_edits else 0.0,
         "unrelated_noted": round(len(unrelated_noted) / len(UNRELATED), 3),
-        "first_noted": len(first_noted), "notes_seen": notes_seen, "events_left_in_queue": left,
+        "first_noted": len(first_noted), "other_project_noted": len(other_noted), "notes_seen": notes_seen,
+        "events_left_in_queue": left,
         "targets": TARGETS,
         "within_targets": bool(recurred) and noted / recurred >= TARGETS["recurrences_noted"]
         and right / recurred >= TARGETS["right_fix_named"]
@@ -431,8 +442,9 @@ def rows(report: dict | None) -> list[tuple[str, str, str, bool | None]]:
          f" (names an edited file {found['names_an_edited_file']:.0%})", f"≥ {targets['right_fix_named']:.0%}",
          found["right_fix_named"] >= targets["right_fix_named"]),
         (f"failures: unrelated failures that got a note ({found['unrelated']})", f"{found['unrelated_noted']:.0%}"
-         f" (first occurrences noted: {found['first_noted']})", f"≤ {targets['unrelated_noted']:.0%}",
-         found["unrelated_noted"] <= targets["unrelated_noted"] and found["first_noted"] == 0),
+         f" (first occurrences noted: {found['first_noted']}; in another repository: {found['other_project_noted']})",
+         f"≤ {targets['unrelated_noted']:.0%}", found["unrelated_noted"] <= targets["unrelated_noted"]
+         and found["first_noted"] == 0 and found["other_project_noted"] == 0),
     ]
     for key, where in (("hook_cpu", "no worker"), ("hook_cpu_with_worker", "worker running")):
         cpu = report.get(key)

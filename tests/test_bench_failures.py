@@ -40,10 +40,12 @@ def test_the_bench_drives_every_scenario_through_the_hooks_and_the_observer(run)
     assert quality["events_left_in_queue"] == 0  # the worker observed every session before the recurrences
     with sqlite3.connect(os.path.join(keep, "data", "claude-mem.db")) as conn:
         failures = conn.execute("SELECT COUNT(*) FROM pending_events WHERE kind = 'tool_failure'").fetchone()[0]
+        projects = conn.execute("SELECT COUNT(DISTINCT project) FROM failures").fetchone()[0]
         fixed = conn.execute(
             "SELECT COUNT(DISTINCT s.content_session_id) FROM observations o JOIN sessions s ON s.id = o.session_id"
             " WHERE s.content_session_id LIKE 'fix-%' AND o.files_modified != '[]'").fetchone()[0]
-    assert failures >= 2 * len(SCENARIOS) + len(UNRELATED)  # every failure hook stored its event
+    assert failures >= 3 * len(SCENARIOS) + len(UNRELATED)  # every failure hook stored its event
+    assert projects == 2  # the bench's repository and the other one, each its own project
     with_edits = sum(1 for scenario in SCENARIOS if scenario["fix"]["edits"])
     assert fixed == with_edits  # each fix is in memory, with the files it edited
     # the fixed files really changed on disk in a real git repository
@@ -65,6 +67,7 @@ def test_recurrences_get_a_note_naming_their_fix(run):
 def test_nothing_is_noted_that_was_never_seen(run):
     quality = run[0]["quality"]
     assert quality["first_noted"] == 0, quality["first_noted_names"]
+    assert quality["other_project_noted"] == 0  # the same failures in another repository: its memory is its own
     assert quality["unrelated_noted"] <= quality["targets"]["unrelated_noted"], quality["false_notes"]
 
 
