@@ -4,8 +4,8 @@ figure beside its budget on stderr, the whole JSON report on stdout.
 Options (words starting with `--`, and the value after one of `VALUE_OPTIONS`) are passed to every benchmark's
 `main`: `--quick` for shorter runs, `--json` for bare JSON, `--data FILE` for `locomo` and `when`, `--conversations
 ID,ID` for `locomo`, `--size N` (observations) for `search`, `export`, `import-claude-mem` and `write`; `--phases`
-(with `--before SRC`: another checkout's `src`) for `hooks`; `--recurrences N`, `--runs N`, `--keep DIR` for
-`failures`; `--sizes 10k,100k,1m` for `ann` and `vectors` (`ann` also
+(with `--before SRC`: another checkout's `src`) for `hooks`; `--recurrences N`, `--runs N`, `--keep DIR`
+(and `--before ROOT`) for `failures`; `--sizes 10k,100k,1m` for `ann` and `vectors` (`ann` also
 takes `--check-wheels`, `--no-wheels`, `--methods`, `--builds`, `--expansions`, `--real`; `vectors` `--backfill-seconds`).
 """
 

@@ -21,13 +21,18 @@ signature exist in the project; the note names the fixing observation as `#<id>`
   session (target ≥ 80%); `names_an_edited_file`: ... whose cited observation lists a file the fix edited;
 - `unrelated_noted`: unrelated failures that got a note (target ≤ 5%), and `first_noted`: first
   occurrences that got one (there is nothing earlier to match: should be 0);
-- `hook_cpu`: the post-tool hook's CPU on a failure with a match, on a failure without one (an error
-  never seen), and on a small successful Bash, as ratios to a bare `python -c pass` (DESIGN §11: ≤ 2.0×),
-  interleaved run by run, medians, with the history above in the database and no worker (the hook's
-  own path).
+- `hook_cpu`: the post-tool hook's CPU (and wall time) on a failure with a match, on a failure without one
+  (an error never seen), and on a small successful Bash, as ratios to a bare `python -c pass` (DESIGN §11:
+  ≤ 2.0×), interleaved run by run, medians, with the history above in the database and no worker (the hook's
+  own path); `hook_cpu_with_worker`: the same with a worker running (the hook hands the payload to its
+  capture socket, which answers with the note).
 
-`python -m bench failures [--quick] [--recurrences N] [--runs N] [--keep DIR]` (`--keep`: leave the repository
-and data dir in DIR to look at). Until the hooks print notes (the other half of issue 31) every note figure
+With `--before ROOT` (another checkout, e.g. `main` before issue 31), the post-tool hook of this checkout
+against that one's `scripts/hook.py`, each on a fresh data dir: on a small successful Bash and on a failure
+never seen (`before`).
+
+`python -m bench failures [--quick] [--recurrences N] [--runs N] [--keep DIR] [--before ROOT]` (`--keep`: leave
+the repository and data dir in DIR to look at). Until the hooks print notes (the other half of issue 31) every note figure
 is 0 and the report says `notes_seen: 0`.
 """
 
@@ -287,43 +292,102 @@ def quality(project: Project, recurrences: int) -> dict:
     }
 
 
-def hook_cpu(project: Project, runs: int) -> dict:
+def hook_cpu(project: Project, runs: int, worker: bool = False) -> dict:
     """The post-tool hook's CPU on a failure that matches earlier ones, on one never seen, and on a
-    small successful Bash, against bare `python -c pass`; interleaved, medians (no worker running)."""
+    small successful Bash, against bare `python -c pass`; interleaved, medians. Without a worker (the
+    hook's own path) or, `worker`, with one running: the hook hands its payload to the worker's capture
+    socket, which stores it and answers with the note; then the wall time (the user's wait) counts too."""
     from bench.bench_hooks import small_bash
+    from claude_mem.capture import handoff
 
     argv = plugin_command("post-tool")
     env = {**os.environ, **project.env}
+    command_worker = [sys.executable, "-m", "claude_mem", "worker"]
+    if worker:
+        subprocess.run([*command_worker, "start"], env=env, capture_output=True, timeout=120, check=True)
+        path = handoff.socket_path(project.data_dir)
+        deadline = time.monotonic() + 60
+        while not (path and os.path.exists(path)) and time.monotonic() < deadline:
+            time.sleep(0.1)
     scenario = SCENARIOS[0]
-    samples: dict[str, list[float]] = {"match": [], "no_match": [], "success": [], "bare": []}
+    samples: dict[str, list[float]] = {}
     noted = {"match": 0, "no_match": 0}
-    session = "timing"
-    for i in range(runs + 3):
-        command, error = occurrence(scenario, 100 + i)
-        matched = project.failure(session, "prompt_timing", command, error)
-        fresh_command, fresh_error = unrelated(UNRELATED[0], i)
-        fresh = project.failure(session, "prompt_timing", fresh_command,
-                                fresh_error.replace("'yaml'", f"'never_seen_{i}'"))
-        measured = {}
-        for name, argv_, stdin in (("match", argv, json.dumps(matched).encode()),
-                                   ("no_match", argv, json.dumps(fresh).encode()),
-                                   ("success", argv, small_bash(60_000 + i)),
-                                   ("bare", [sys.executable, "-c", "pass"], b"")):
-            result = run_measured(argv_, stdin, env)
-            if result.returncode != 0 or result.stderr:
-                raise RuntimeError(f"{name}: exited {result.returncode}: {result.stderr[-300:]!r}")
-            if name in noted and result.stdout.strip():
-                noted[name] += 1
-            measured[name] = result.cpu_s * 1000
-        if i >= 3:  # warm-up: page cache, the compiled-pattern cache
-            for name, value in measured.items():
-                samples[name].append(value)
+    session = "timing-worker" if worker else "timing"
+    try:
+        for i in range(runs + 3):
+            command, error = occurrence(scenario, (200 if worker else 100) + i)
+            matched = project.failure(session, "prompt_timing", command, error)
+            fresh_command, fresh_error = unrelated(UNRELATED[0], (200 if worker else 0) + i)
+            fresh = project.failure(session, "prompt_timing", fresh_command,
+                                    fresh_error.replace("'yaml'", f"'never_seen_{i}_{session}'"))
+            measured = {}
+            for name, argv_, stdin in (("match", argv, json.dumps(matched).encode()),
+                                       ("no_match", argv, json.dumps(fresh).encode()),
+                                       ("success", argv, small_bash((70_000 if worker else 60_000) + i)),
+                                       ("bare", [sys.executable, "-c", "pass"], b"")):
+                result = run_measured(argv_, stdin, env)
+                if result.returncode != 0 or result.stderr:
+                    raise RuntimeError(f"{name}: exited {result.returncode}: {result.stderr[-300:]!r}")
+                if name in noted and note_of(subprocess.CompletedProcess([], 0, result.stdout, b"")):
+                    noted[name] += 1
+                measured[name] = result.cpu_s * 1000
+                measured[f"{name}_wall"] = result.wall_s * 1000
+            if i >= 3:  # warm-up: page cache, the compiled-pattern cache
+                for name, value in measured.items():
+                    samples.setdefault(name, []).append(value)
+    finally:
+        if worker:
+            subprocess.run([*command_worker, "stop"], env=env, capture_output=True, timeout=120)
     median = {name: statistics.median(values) for name, values in samples.items()}
-    figures = {name: {"cpu_ms": round(median[name], 2), "ratio": round(median[name] / median["bare"], 3)}
+    figures = {name: {"cpu_ms": round(median[name], 2), "ratio": round(median[name] / median["bare"], 3),
+                      "wall_ms": round(median[f"{name}_wall"], 2),
+                      "wall_ratio": round(median[f"{name}_wall"] / median["bare_wall"], 3)}
                for name in ("match", "no_match", "success")}
-    return {**figures, "bare_cpu_ms": round(median["bare"], 2), "budget_ratio": BUDGET_RATIO, "runs": runs,
-            "printed_a_note": noted,
+    return {**figures, "bare_cpu_ms": round(median["bare"], 2), "bare_wall_ms": round(median["bare_wall"], 2),
+            "budget_ratio": BUDGET_RATIO, "runs": runs, "worker": worker, "printed_a_note": noted,
             "within_budget": max(figure["ratio"] for figure in figures.values()) <= BUDGET_RATIO}
+
+
+def against_before(before: str, runs: int) -> dict:
+    """The post-tool hook of this checkout against the one of another checkout (`--before ROOT`, e.g. the
+    main branch before issue 31), each on a fresh data dir of its own: a small successful Bash (what every
+    command pays; target: no measurable change) and a failure never seen (the signature, its row and the
+    lookup); interleaved with bare `python -c pass`, medians."""
+    from bench.bench_hooks import small_bash
+
+    samples: dict[str, list[float]] = {"success": [], "success_before": [], "failure": [], "failure_before": [],
+                                       "bare": []}
+    with tempfile.TemporaryDirectory(prefix="bench-failures-before-") as root:
+        dirs = {"now": os.path.join(root, "now"), "before": os.path.join(root, "before")}
+        argv = {"now": plugin_command("post-tool"),
+                "before": [sys.executable, "-I", "-S", os.path.join(before, "scripts", "hook.py"), "post-tool"]}
+        for i in range(runs + 3):
+            failure = {"session_id": "before-bench", "cwd": root, "hook_event_name": "PostToolUseFailure",
+                       "tool_name": "Bash", "tool_input": {"command": f"pytest tests/test_{i}.py -x"},
+                       "tool_use_id": f"toolu_before_{i:06d}", "is_interrupt": False, "duration_ms": 900,
+                       "error": occurrence(SCENARIOS[0], 200 + i)[1].replace("'requests'", f"'never_seen_{i}'")}
+            measured = {}
+            for name, which, stdin in (("success", "now", small_bash(50_000 + i)),
+                                       ("success_before", "before", small_bash(50_000 + i)),
+                                       ("failure", "now", json.dumps(failure).encode()),
+                                       ("failure_before", "before", json.dumps(failure).encode()),
+                                       ("bare", "", b"")):
+                env = {**os.environ, "CLAUDE_MEM_AUTOSTART": "false"}
+                if which:
+                    env["CLAUDE_MEM_DATA_DIR"] = dirs[which]
+                result = run_measured(argv[which] if which else [sys.executable, "-c", "pass"], stdin, env)
+                if result.returncode != 0 or result.stderr:
+                    raise RuntimeError(f"{name}: exited {result.returncode}: {result.stderr[-300:]!r}")
+                measured[name] = result.cpu_s * 1000
+            if i >= 3:
+                for name, value in measured.items():
+                    samples[name].append(value)
+    median = {name: statistics.median(values) for name, values in samples.items()}
+    return {"before": before, "runs": runs, "bare_cpu_ms": round(median["bare"], 2),
+            **{name: {"cpu_ms": round(median[name], 2), "ratio": round(median[name] / median["bare"], 3)}
+               for name in ("success", "success_before", "failure", "failure_before")},
+            "success_now_vs_before": round(median["success"] / median["success_before"], 3),
+            "failure_now_vs_before": round(median["failure"] / median["failure_before"], 3)}
 
 
 def signature_cost() -> dict:
@@ -370,12 +434,23 @@ def rows(report: dict | None) -> list[tuple[str, str, str, bool | None]]:
          f" (first occurrences noted: {found['first_noted']})", f"≤ {targets['unrelated_noted']:.0%}",
          found["unrelated_noted"] <= targets["unrelated_noted"] and found["first_noted"] == 0),
     ]
-    cpu = report["hook_cpu"]
-    for name, label in (("match", "a failure seen before"), ("no_match", "a failure never seen"),
-                        ("success", "a small successful Bash")):
-        lines.append((f"failures: post-tool hook CPU on {label}", f"{cpu[name]['cpu_ms']} ms = {cpu[name]['ratio']}×"
-                      f" bare python CPU ({cpu['bare_cpu_ms']} ms)", f"≤ {cpu['budget_ratio']}×",
-                      cpu[name]["ratio"] <= cpu["budget_ratio"]))
+    for key, where in (("hook_cpu", "no worker"), ("hook_cpu_with_worker", "worker running")):
+        cpu = report.get(key)
+        if not cpu:
+            continue
+        for name, label in (("match", "a failure seen before"), ("no_match", "a failure never seen"),
+                            ("success", "a small successful Bash")):
+            lines.append((f"failures: post-tool hook CPU on {label}, {where}",
+                          f"{cpu[name]['cpu_ms']} ms = {cpu[name]['ratio']}× bare python CPU ({cpu['bare_cpu_ms']} ms);"
+                          f" wall {cpu[name]['wall_ms']} ms = {cpu[name]['wall_ratio']}×", f"≤ {cpu['budget_ratio']}×",
+                          cpu[name]["ratio"] <= cpu["budget_ratio"]))
+    versus = report.get("before")
+    if versus:
+        for name, label in (("success", "a small successful Bash"), ("failure", "a failure never seen")):
+            lines.append((f"failures: post-tool hook CPU on {label}, this checkout vs {versus['before']}",
+                          f"{versus[name]['cpu_ms']} vs {versus[name + '_before']['cpu_ms']} ms = "
+                          f"{versus[name + '_now_vs_before']}×", "no measurable change" if name == "success" else "",
+                          None))
     worst = max(report["signature"]["ms"].values())
     lines.append(("failures: signing one failure in process, worst of the hostile inputs", f"{worst} ms", "bounded",
                   None))
@@ -387,12 +462,15 @@ def main(options: list[str]) -> dict:
     recurrences = int(option(options, "--recurrences", "1" if quick else "2") or 2)
     runs = int(option(options, "--runs", "7" if quick else "21") or 21)
     keep = option(options, "--keep")
+    before = option(options, "--before")
     root = keep or tempfile.mkdtemp(prefix="bench-failures-")
     os.makedirs(root, exist_ok=True)
     try:
         project = Project(root)
         report = {"quality": quality(project, recurrences), "hook_cpu": hook_cpu(project, runs),
-                  "signature": signature_cost()}
+                  "hook_cpu_with_worker": hook_cpu(project, runs, worker=True), "signature": signature_cost()}
+        if before:
+            report["before"] = against_before(os.path.abspath(before), runs)
     finally:
         if not keep:
             import shutil

@@ -189,6 +189,31 @@ ERROR tests/{test}.py - django.core.exceptions.ImproperlyConfigured: Requested s
                 "commands": ["pip install pytest-django"], "success": "pytest"},
     },
     {
+        "name": "pytest-report-date-utc",
+        "commands": ["pytest tests/test_reports.py", "cd {root} && pytest tests/test_reports.py",
+                     "pytest tests/test_reports.py::test_daily_report_date 2>&1 | tail -30"],
+        "error": """Exit code 1
+F                                                                        [100%]
+=================================== FAILURES ===================================
+____________________________ test_daily_report_date ____________________________
+
+    def test_daily_report_date(frozen_now):
+        report = build_daily_report(frozen_now)
+>       assert report.day == "2026-{day:0>2}-01"
+E       AssertionError: assert '2026-02-28' == '2026-03-01'
+E         - 2026-03-01
+E         + 2026-02-28
+
+tests/test_reports.py:{line}: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_reports.py::test_daily_report_date - AssertionError: assert '2026-02-28' == '2026-03-01'
+1 failed in {secs}s
+""",
+        "fix": {"edits": [("app/reports.py", "Computed the report day in UTC, not local time",
+                           "day = now.date()", "day = now.astimezone(timezone.utc).date()")],
+                "commands": [], "success": "pytest tests/test_reports.py"},
+    },
+    {
         "name": "python-unicode-decode",
         "commands": ["python scripts/import_csv.py data/customers-{day}.csv", "uv run python scripts/import_csv.py data/x.csv",
                      "python3 scripts/import_csv.py {root}/data/export.csv"],
@@ -370,7 +395,7 @@ Found 1 error in src/pages/home.tsx:{line}
 """,
         "fix": {"edits": [("tsconfig.json", "Mapped the @/* path alias to src/*", '"compilerOptions": {',
                            '"compilerOptions": {\n    "baseUrl": ".",\n    "paths": {"@/*": ["src/*"]},')],
-                "commands": [], "success": "npx tsc --noEmit"},
+                "commands": [], "success": "npx tsc -p tsconfig.json"},
     },
     {
         "name": "pip-no-version-torch",
@@ -635,6 +660,20 @@ tests/{test}.py:{line}: AssertionError
 FAILED tests/{test}.py::test_login - assert 422 == 200
 1 failed in {secs}s
 """},
+    {"name": "pytest-other-date-assert", "command": "pytest tests/test_billing.py", "error": """Exit code 1
+F                                                                        [100%]
+=================================== FAILURES ===================================
+___________________________ test_invoice_due_date ____________________________
+>       assert invoice.due == "2026-04-30"
+E       AssertionError: assert '2026-05-01' == '2026-04-30'
+E         - 2026-04-30
+E         + 2026-05-01
+
+tests/test_billing.py:{line}: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_billing.py::test_invoice_due_date - AssertionError: assert '2026-05-01' == '2026-04-30'
+1 failed in {secs}s
+"""},
     {"name": "pytest-keyerror", "command": "pytest tests/{test}.py -q", "error": """Exit code 1
 F                                                                        [100%]
 =================================== FAILURES ===================================
@@ -760,6 +799,18 @@ error[E0425]: cannot find value `config` in this scope
    |
 {line} |     let addr = config.addr();
    |                ^^^^^^ not found in this scope
+
+error: could not compile `proj` (lib test) due to 1 previous error
+"""},
+    {"name": "cargo-e0308-elsewhere", "command": "cargo test", "error": """Exit code 101
+   Compiling proj v0.1.0 ({root})
+error[E0308]: mismatched types
+  --> src/server.rs:{line}:24
+   |
+{line} |     let timeout: u64 = settings.timeout;
+   |                  ---   ^^^^^^^^^^^^^^^^ expected `u64`, found `Duration`
+   |                  |
+   |                  expected due to this
 
 error: could not compile `proj` (lib test) due to 1 previous error
 """},

@@ -52,6 +52,16 @@ def test_the_bench_drives_every_scenario_through_the_hooks_and_the_observer(run)
     assert len(status.stdout.splitlines()) >= 10
 
 
+def test_recurrences_get_a_note_naming_their_fix(run):
+    """Issue 31's targets, on the offline observer's observations (deterministic: fixed seeds, no LLM)."""
+    quality = run[0]["quality"]
+    targets = quality["targets"]
+    assert quality["recurrences_noted"] >= targets["recurrences_noted"], quality["missed"]
+    assert quality["right_fix_named"] >= targets["right_fix_named"], quality["wrong_fix"]
+    assert "#" in quality["example_note"] and len(quality["example_note"]) <= 600
+    assert quality["within_targets"]
+
+
 def test_nothing_is_noted_that_was_never_seen(run):
     quality = run[0]["quality"]
     assert quality["first_noted"] == 0, quality["first_noted_names"]
@@ -60,10 +70,12 @@ def test_nothing_is_noted_that_was_never_seen(run):
 
 def test_the_report_gives_every_figure_beside_its_target(run):
     report = run[0]
-    cpu = report["hook_cpu"]
-    assert {"match", "no_match", "success"} <= set(cpu) and cpu["budget_ratio"] == 2.0
-    assert all(cpu[name]["cpu_ms"] > 0 for name in ("match", "no_match", "success"))
+    for key in ("hook_cpu", "hook_cpu_with_worker"):
+        cpu = report[key]
+        assert {"match", "no_match", "success"} <= set(cpu) and cpu["budget_ratio"] == 2.0
+        assert all(cpu[name]["cpu_ms"] > 0 and cpu[name]["wall_ms"] > 0 for name in ("match", "no_match", "success"))
+        assert cpu["printed_a_note"]["match"] > 0 and cpu["printed_a_note"]["no_match"] == 0  # it timed what it says
     assert set(report["signature"]["ms"]) >= {"10 MB error", "100,000 lines", "binary 1 MB", "1 MB command"}
     lines = bench_failures.rows(report)
-    assert len(lines) == 7 and all(target for _name, _value, target, _within in lines)
+    assert len(lines) == 10 and all(target for _name, _value, target, _within in lines)
     assert any("recurrences that got a note" in name for name, *_rest in lines)

@@ -4,8 +4,9 @@
 
 - the *command* signature (Bash only): the command line normalized by `normalize_command` — the
   program and its subcommand kept (`pytest`, `npm run test`, `cargo build`, `docker compose up`),
-  flags kept, paths / numbers / hashes / ids / quoted strings / env values / temp names abstracted,
-  wrappers dropped (`cd X &&`, `timeout 60`, `uv run`, `poetry run`, `npx`, `| tail -20`, `2>&1`);
+  flags and plain words kept, numbers / hashes / ids / quoted strings / temp names abstracted, path
+  arguments dropped (`pytest tests/a.py` is `pytest`: a path says where, not what), wrappers and env
+  assignments dropped (`cd X &&`, `timeout 60`, `uv run`, `poetry run`, `npx`, `X=1`, `| tail -20`, `2>&1`);
 - the *error* signature: the decisive error lines (`E   ModuleNotFoundError: …`, `error[E0432]: …`,
   `npm ERR! code ERESOLVE`, `fatal: …`, `ERROR: relation "…" does not exist`, `error TS2322: …`) picked
   by `decisive_lines`, with line numbers, addresses, timestamps, durations, paths' directories,
@@ -41,6 +42,11 @@ COMMAND_TEXT_CHARS = 200
 ERROR_TEXT_CHARS = 300
 NORM_LINE_CHARS = 200
 DECISIVE_LINES = 2
+GENERIC_LETTERS = 24  # decisive lines with fewer letters are signed with the failing test or file too
+# Errors about the code itself (any line can raise them): signed with the failing test or frame too.
+_CODE_ERRORS = ("TypeError", "AttributeError", "KeyError", "IndexError", "NameError", "UnboundLocalError",
+                "ZeroDivisionError", "AssertionError", "assert ", "ReferenceError", "RecursionError",
+                "SyntaxError", "IndentationError", "panic: runtime error")
 HASH_CHARS = 16
 
 # --- the command side (no `re`: it also runs on every successful Bash call) ---------------------
@@ -508,8 +514,8 @@ def _command_words(words: list[str]) -> tuple[str, list[str]]:
             args = rest_args
     normalized = [_arg(word) for word in args]
     collapsed: list[str] = []
-    for word in normalized:  # `pytest a.py b.py c.py` ≡ `pytest a.py`
-        if word.startswith("<") and collapsed and collapsed[-1] == word:
+    for word in normalized:  # `pytest tests/a.py b.py` ≡ `pytest tests/` ≡ `pytest`: paths say where, not what
+        if word == "<path>" or (word.startswith("<") and collapsed and collapsed[-1] == word):
             continue
         collapsed.append(word)
     return " ".join(head), head + collapsed
@@ -552,12 +558,13 @@ def _hash(text: str) -> str:
 # Rank 3: a line only saying a step failed (npm's lifecycle lines, cargo's "could not compile").
 _CAUSE = (
     r"[ \t]*(?:#\d+ [\d.]+ )?(?:"
-    r"(?P<generic>(?:error: )?(?:could not compile|aborting due to|subprocess-exited-with-error|"
+    r"(?P<generic>(?:error: )?(?:npm (?:ERR!|error) code \d|could not compile|aborting due to|subprocess-exited-with-error|"
     r"Command failed with exit code|Process completed with exit code|command failed|"
     r"Lifecycle script|failed with exit code|Tests?: +\d|FAILED \(|BUILD FAILED|npm (?:ERR!|error) code ELIFECYCLE|"
     r"npm (?:ERR!|error) (?:errno|path|command|Lifecycle|A complete log|Error: command failed|$|This is probably|"
     r"Failed at the|Exit status)))"
-    r"|(?P<cause>E {2,}\S|(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b(?::|$| \[)"
+    r"|(?P<cause>\[?\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]? +(?:\[?[\w.-]+\]? +)?(?:ERROR|FATAL|CRITICAL|SEVERE)\b"
+    r"|E {2,}\S|(?:\w+\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b(?::|$| \[)"
     r"|error(?:\[E\d+\])?:|ERROR:|FATAL:|(?:ERROR|FATAL|CRITICAL) \[|FAILED:|[Ff]atal(?: error)?:|panic:|Panic|PANIC|"
     r"npm (?:ERR!|error) code |psql: error|Error response from daemon|Uncaught |\u25cf |! \[rejected\]|"
     r"\S+\.go:\d+(?::\d+)?: |\S+:\d+:\d+: (?:fatal )?error|\S+\(\d+,\d+\): error |"
@@ -586,6 +593,8 @@ _VARYING = (
     r"|(?P<code>(?<!\w)(?i:errno|exit code|exit status|status code|error code|code|status|signal|returned|port)[ :=]+-?\d+)"
     r"|(?P<ip>(?<![\w.])\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\w.]))"
     r"|(?P<addr>0x[0-9a-fA-F]+)"
+    r"|(?P<dur>(?<![\w.])(?:\d+(?:\.\d+)?(?:ms|us|\u00b5s|ns|h|m|s)){2,}(?!\w))"
+    r"|(?P<tmp>(?<![\w.-])tmp[\w-]{5,}(?![\w-]))"
     r"|(?P<path>(?<![\w.~@+-])[\w.~@+-]*(?:[/\\][\w.~@+-]*)+)"
     r"|(?P<hex>(?<!\w)[0-9a-fA-F]{7,}(?!\w))"
     r"|(?P<num>(?<!\w)\d+(?:\.\d+)*)"
@@ -617,6 +626,10 @@ def _varying(match: Any) -> str:
         return text
     if kind == "addr":
         return "<addr>"
+    if kind == "dur":
+        return "<dur>"
+    if kind == "tmp":
+        return "<tmp>" if any(ch.isdigit() for ch in text) else text
     if kind == "ip":
         return text if text in ("127.0.0.1", "0.0.0.0") else "<ip>"
     if kind == "path":
@@ -693,13 +706,18 @@ def _lines(error: str) -> list[str]:
     return [line[:LINE_MAX_CHARS] for line in lines]
 
 
-def decisive_lines(error: str) -> list[str]:
+def decisive_lines(error: str, output: bool = False) -> list[str]:
     """The raw lines of `error` that say what failed: the first DECISIVE_LINES distinct ones of the
     best rank found (the cause over a summary over a bare "it failed"), else the last non-empty
-    lines (the first for a text without the Bash `Exit code N` header)."""
-    lines = _lines(error)
-    best, chosen, seen, tries = 4, [], set(), 0  # type: tuple[int, list[str], set[str], int]
-    for raw in lines:
+    lines of a command's output (a text with the Bash `Exit code N` header, or any when `output`),
+    the first line of another text (a tool's own message)."""
+    return _decisive(_lines(error), output)[0]
+
+
+def _decisive(lines: list[str], output: bool = False) -> tuple[list[str], int]:
+    """`decisive_lines` of the error's `lines`, and the index of the first one chosen (-1: none ranked)."""
+    best, chosen, seen, tries, first = 4, [], set(), 0, -1  # type: tuple[int, list[str], set[str], int, int]
+    for index, raw in enumerate(lines):
         line = raw.strip()
         if not line or line.startswith(_IGNORED_STARTS) or not line.isprintable():
             continue
@@ -707,23 +725,93 @@ def decisive_lines(error: str) -> list[str]:
         if rank == 0 or rank > best or (rank == best and (len(chosen) >= DECISIVE_LINES or tries >= MAX_TRIES)):
             continue
         if rank < best:
-            best, chosen, seen, tries = rank, [], set(), 0
+            best, chosen, seen, tries, first = rank, [], set(), 0, index
         norm = normalize_line(line)  # two lines differing only in what varies count once
         tries += 1
         if norm not in seen:
             seen.add(norm)
             chosen.append(line)
     if chosen:
-        return chosen
-    rest = [text for text in (" ".join(_printable(line).split()) for line in lines) if text]
-    if rest and rest[0].startswith("Exit code "):
-        tail = rest[1:][-DECISIVE_LINES:]
-        return tail or rest[:1]
-    return rest[:1]
+        return chosen, first
+    head = next((text for text in map(_shown, lines) if text), "")
+    if not head.startswith("Exit code ") and not output:
+        return [head] if head else [], -1
+    tail: list[str] = []  # the last lines of a Bash failure's output, read from its end
+    for line in reversed(lines):
+        text = _shown(line)
+        if text and len(tail) < DECISIVE_LINES:
+            tail.insert(0, text)
+        if len(tail) >= DECISIVE_LINES:
+            break
+    if tail and tail[0] == head and len(tail) > 1:  # the header itself is no error line
+        tail = tail[1:]
+    return (tail if tail != [head] else [head]), -1
+
+
+def _generic(norm: str) -> bool:
+    """Whether normalized error lines say too little to tell one failure from another on their own:
+    under GENERIC_LETTERS letters (`E assert <n> == <n>`, `error[E0308]: mismatched types`), or an error
+    about the code itself that any line anywhere can raise (`TypeError: 'NoneType' object is not
+    subscriptable`, `TypeError: Cannot read properties of undefined`), unlike a missing module or port."""
+    first = norm.split("\n", 1)[0].removeprefix("E ").lstrip()
+    if first.startswith(_CODE_ERRORS):
+        return True
+    for mark in ("<n>", "<path>", "<hash>", "<addr>", "<time>", "<uuid>", "<url>", "<ip>"):
+        norm = norm.replace(mark, "")
+    return sum(ch.isalpha() for ch in norm) < GENERIC_LETTERS
+
+
+def _where(lines: list[str], first: int) -> str:
+    """What places a generic error: the file rustc points at (`--> src/config.rs:3:5`), the failing test
+    (`FAILED tests/x.py::test_login`, pytest's `____ test_login ____`, go's `--- FAIL: TestLoad`), the
+    innermost frame of a Python traceback (`File "app/api.py", line 3, in create` → `api.py:create`) or
+    the first of a Node.js stack outside node_modules (`at handler (/srv/app/routes.js:4:9)` → `routes.js`)."""
+    for line in lines[first + 1:first + 4] if first >= 0 else ():
+        text = line.strip()
+        if text.startswith("--> "):
+            return "at " + _varying_words(_basename(text[4:].split(":", 1)[0]))
+    return _test_name(lines) or _frame(lines)
+
+
+def _frame(lines: list[str]) -> str:
+    python = node = ""
+    for line in lines:
+        text = line.strip()
+        if text.startswith('File "') and '", line ' in text and ", in " in text:
+            path, _, rest = text[6:].partition('", line ')
+            function = rest.partition(", in ")[2].strip()
+            if not path.startswith("<") and "site-packages" not in path and "/lib/python" not in path:
+                python = f"at {_varying_words(_basename(path))}:{function[:60]}"
+        elif not node and text.startswith("at ") and "node_modules" not in text and "node:" not in text:
+            where = text.rpartition("(")[2].rstrip(")") if text.endswith(")") else text[3:]
+            path = where.rsplit(":", 2)[0] if where.count(":") >= 2 else ""
+            node = f"at {_varying_words(_basename(path))}" if path else ""
+    return python or node
+
+
+def _test_name(lines: list[str]) -> str:
+    for line in lines:
+        text = line.strip()
+        name = ""
+        if text.startswith("FAILED ") and "::" in text:
+            name = text[7:].split(" ", 1)[0].rsplit("::", 1)[1]
+        elif text.startswith("___") and text.endswith("___") and " collecting " not in text:
+            name = text.strip("_ ").removeprefix("ERROR at setup of ").removeprefix("ERROR at teardown of ")
+        elif text.startswith("--- FAIL: "):
+            name = text[10:].split(" ", 1)[0]
+        name = name.split("[", 1)[0]
+        if name and name.replace("_", "a").replace(".", "a").isalnum():
+            return "in " + name[:100]
+    return ""
 
 
 def _printable(text: str) -> str:
-    return "".join(ch if ch.isprintable() else " " for ch in text)
+    return text if text.isprintable() else "".join(ch if ch.isprintable() else " " for ch in text)
+
+
+def _shown(line: str) -> str:
+    """A line as it can be shown: non-printable characters as spaces, whitespace collapsed."""
+    return " ".join(_printable(line).split())
 
 
 def signature(tool_name: str, tool_input: object, error: str) -> dict[str, str] | None:
@@ -757,8 +845,12 @@ def _signature(tool_name: str, tool_input: object, error: str) -> dict[str, str]
     if not error and (not command or command.isspace()):
         return None
     program, command_norm = normalize_command(command) if tool == "Bash" or command else ("", "")
-    lines = decisive_lines(error) if error else []
+    every = _lines(error) if error else []
+    lines, first = _decisive(every, tool == "Bash") if every else ([], -1)
     error_norm = "\n".join(normalize_line(line) for line in lines)
+    if lines and _generic(error_norm):
+        where = _where(every, first)
+        error_norm += f"\n{where}" if where else ""
     label = tool
     if tool != "Bash" and isinstance(tool_input, dict):
         target = next((tool_input[key] for key in ("file_path", "notebook_path", "path", "url")
