@@ -285,3 +285,27 @@ def test_a_broad_success_of_the_program_resolves_a_narrower_failure(data_dir, tm
     assert resolved == {"pytest": 1, "cargo test": 0}
     note = note_of(session.bash("python -m pytest tests/test_users.py::test_login", 1, error))
     assert "Resolved last time" in note and "edited shop/cart.py" in note
+
+
+def test_the_worker_answers_an_old_request_the_old_way_and_a_new_one_with_the_note(data_dir, tmp_path):
+    """A hook of the previous release (`/1`) gets `ok` and messages only; this release's (`/2`) gets the note."""
+    from claude_mem.worker import capture_socket
+
+    root = make_repo(tmp_path / "repo")
+    session = Session("sess-socket", root)
+    run_hook("session-start", session.payload("SessionStart", source="startup"))
+    error = "Exit code 1\nE   KeyError: 'DATABASE_URL'"
+
+    def failure() -> bytes:
+        return json.dumps(session.payload("PostToolUseFailure", tool_name="Bash", tool_input={"command": "pytest"},
+                                          error=error)).encode()
+
+    header = json.dumps({"hook": "post-tool", "env": handoff.captured_env(dict(os.environ))}).encode()
+    assert capture_socket.answer(str(data_dir), header, failure(), handoff.MAGICS[0]) == b"ok\n"
+    old = capture_socket.answer(str(data_dir), header, failure(), handoff.MAGICS[0])
+    assert old == b"ok\n"  # a match, but an old hook could not print the note
+    messages, output = handoff.parse_reply(capture_socket.answer(str(data_dir), header, failure(), handoff.MAGIC))
+    assert messages == [] and "seen 2 time(s) before" in note_of(output)
+    quiet = json.dumps({"hook": "post-tool", "env": handoff.captured_env(dict(os.environ)), "shows": False}).encode()
+    assert capture_socket.answer(str(data_dir), quiet, failure(), handoff.MAGIC) == b"ok\n"  # CLAUDE_MEM=write
+    assert rows(str(data_dir), "SELECT COUNT(*) FROM failures") == [(4,)]
