@@ -194,6 +194,12 @@ def test_a_pytest_failure_fixed_in_session_1_recurs_in_session_2_with_a_note_nam
         served = json.load(answer)
     assert [item["count"] for item in served["failures"]] == [3]
 
+    def failures_health() -> dict:
+        return json.loads(cli("worker", "status", "--json").stdout)["health"]["failures"]
+
+    wait_for(lambda: failures_health()["waiting"] == 0, 30, "the failure service to read every event")
+    assert failures_health()["read"] > 0 and failures_health()["error"] is None
+
 
 def test_the_socket_answer_carries_the_note_and_an_old_request_gets_the_old_answer():
     assert handoff.parse_reply(b"ok\nfirst\nsecond") == (["first", "second"], None)

@@ -104,14 +104,6 @@ def compose(conn: "Store", project: str, rows: "list[dict[str, Any]]", opening: 
     return text, named
 
 
-def _matches(rows: "list[dict[str, Any]]", failure: "dict[str, Any]") -> "list[dict[str, Any]]":
-    """The earlier failures that are this one: the same error signature; for a failure without one, the same
-    command signature (one command failing with different errors is different failures)."""
-    if failure.get("error"):
-        return [row for row in rows if row["error_sig"] == failure["error"]]
-    return [row for row in rows if failure.get("command") and row["command_sig"] == failure["command"]]
-
-
 def _output(event: str, note: str) -> "dict[str, Any]":
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": note}}
 
@@ -134,8 +126,7 @@ def after_failure(conn: "Store", record: "dict[str, Any]", data_dir: str) -> "di
     if failure.get("command"):
         failing.add(data_dir, str(failure["command"]))
     project = str(record["project"])
-    rows = _matches(store.earlier(conn, project, failure.get("command"), failure.get("error"),
-                                  int(failure["event_id"])), failure)
+    rows = store.earlier(conn, project, failure.get("command"), failure.get("error"), int(failure["event_id"]))
     if not rows:
         return None
     note, named = compose(conn, project, rows, "This failure was")

@@ -29,12 +29,16 @@ def _rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
 
 def earlier(conn: sqlite3.Connection, project: str, command_sig: str | None, error_sig: str | None,
             before: int, limit: int = MATCHES) -> list[dict[str, Any]]:
-    """The newest earlier failures (event id below `before`) of `project` with the same command or error
-    signature, newest first: one query, each half on its index."""
-    return _rows(conn.execute(
-        f"{_SELECT} WHERE project = ?1 AND command_sig = ?2 AND event_id < ?4"
-        f" UNION {_SELECT} WHERE project = ?1 AND error_sig = ?3 AND event_id < ?4"
-        " ORDER BY event_id DESC LIMIT ?5", (project, command_sig, error_sig, before, limit)))
+    """The newest earlier failures (event id below `before`) of `project` that are the same failure, newest
+    first: the same error signature; for a failure without one, the same command signature (one command
+    failing with different errors is different failures). One query on one index."""
+    if error_sig:
+        return _rows(conn.execute(f"{_SELECT} WHERE project = ? AND error_sig = ? AND event_id < ?"
+                                  " ORDER BY event_id DESC LIMIT ?", (project, error_sig, before, limit)))
+    if command_sig:
+        return _rows(conn.execute(f"{_SELECT} WHERE project = ? AND command_sig = ? AND event_id < ?"
+                                  " ORDER BY event_id DESC LIMIT ?", (project, command_sig, before, limit)))
+    return []
 
 
 def session_project(conn: sqlite3.Connection, content_session_id: str) -> tuple[int, str] | None:

@@ -91,6 +91,8 @@ class WorkerContext:
     index_status: Callable[[], dict[str, object]] | None = None
     # The memory-use service's {waiting, read, error} (issue 30: uses derived from the captured events).
     use_status: Callable[[], dict[str, object]] | None = None
+    # The failure service's {waiting, read, error} (issue 31: successes linked to the failures they resolve).
+    failures_status: Callable[[], dict[str, object]] | None = None
     # The auto memory service's {projects, files, synced, error} (issue 30: Claude Code's notes indexed).
     auto_memory_status: Callable[[], dict[str, object]] | None = None
     # The observer service sets this to report its provider's health in /health (see health.py).

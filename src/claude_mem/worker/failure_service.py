@@ -9,6 +9,7 @@ from claude_mem.capture import failing
 from claude_mem.recall import failures
 from claude_mem.store import failures as store_failures
 from claude_mem.worker.background import PollingTask
+from claude_mem.worker.context import WorkerContext
 
 
 class FailureService(PollingTask):
@@ -22,6 +23,9 @@ class FailureService(PollingTask):
         self.read = 0
         self.waiting: int | None = None
         self._failing: list[str] | None = None  # what the file of failing commands holds
+
+    def attach(self, ctx: WorkerContext) -> None:
+        ctx.failures_status = self.status
 
     def status(self) -> dict[str, object]:
         return {"waiting": self.waiting, "read": self.read, "error": self.last_error}

@@ -72,6 +72,7 @@ async def health_report(ctx: WorkerContext) -> dict[str, object]:
         # rows stored before m017 not yet in the keyword index with their neighbours' text
         "keyword_index": ctx.index_status() if ctx.index_status else None,
         "memory_use": ctx.use_status() if ctx.use_status else None,  # events read for the use of memory
+        "failures": ctx.failures_status() if ctx.failures_status else None,  # events read for failures' fixes
         # Claude Code's auto memory notes of recently active projects, indexed read-only
         "auto_memory": ctx.auto_memory_status() if ctx.auto_memory_status else None,
         "warnings": warnings,  # refused settings, each with the value used instead
