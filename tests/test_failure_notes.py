@@ -199,6 +199,10 @@ def test_a_pytest_failure_fixed_in_session_1_recurs_in_session_2_with_a_note_nam
 
     wait_for(lambda: failures_health()["waiting"] == 0, 30, "the failure service to read every event")
     assert failures_health()["read"] > 0 and failures_health()["error"] is None
+    # "memory in use" counts the notes and what the sessions did after them (issue 30's figures)
+    in_use = json.loads(cli("status", "--json").stdout)["usage"]["failure_notes"]
+    assert (in_use["notes"], in_use["beside_failure"], in_use["before_retry"]) == (4, 2, 2)
+    assert "failure notes: 4 (2 beside a failure, 2 before a retry)" in " ".join(cli("status").stdout.split())
 
 
 def test_the_socket_answer_carries_the_note_and_an_old_request_gets_the_old_answer():

@@ -195,6 +195,11 @@ def _print_usage(out: Console, use: dict[str, Any] | None) -> None:
     out.print(f"memory in use, last {use['days']} days: {use['sessions']} session(s) shown {use['shown']:,}"
               f" observation(s), {use['used_of_shown']:,} of them used{rate}; {use['tokens_injected']:,} tokens"
               f" injected" + (f"; uses: {ways}" if ways else ""), markup=False)
+    notes = use.get("failure_notes") or {}
+    if notes.get("notes"):
+        out.print(f"  failure notes: {notes['notes']} ({notes['beside_failure']} beside a failure, {notes['before_retry']}"
+                  f" before a retry); the session then fixed the failure after {notes['resolved_after']}, used the"
+                  f" memory they named after {notes['named_used']}", markup=False)
 
 
 def _print_caught_late(out: Console, privacy: dict[str, Any]) -> None:

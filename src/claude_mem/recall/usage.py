@@ -13,6 +13,7 @@ from typing import Any
 from claude_mem.recall import context
 from claude_mem.recall.sanitize import estimate_tokens
 from claude_mem.store import Store
+from claude_mem.store import failures as failures_store
 from claude_mem.store import spend as ledger
 from claude_mem.store import usage as store
 from claude_mem.store import use as use_store
@@ -111,4 +112,6 @@ def in_use(conn: Store, project: str | None, days: int = IN_USE_DAYS, now: datet
                             for row in use_store.sessions(conn, project, since, 10)],
         "most_used": use_store.most_used(conn, project, since, ranked),
         "least_used": use_store.least_used(conn, project, since, ranked),
+        # the notes hooks added beside a failing command (issue 31) and what the session did after them
+        "failure_notes": failures_store.note_totals(conn, project, since),
     }
