@@ -27,6 +27,7 @@ class AutoMemoryService(PollingTask):
 
     name = "auto-memory"
     doing = "indexing Claude Code's auto memory"
+    startup_delay = 2.0  # see PollingTask
     retry = RETRY_S
 
     def __init__(self, interval: float = INTERVAL_S) -> None:

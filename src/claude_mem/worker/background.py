@@ -37,6 +37,9 @@ class PollingTask(BackgroundTask):
     name = "polling"
     doing = "background work"  # what `work_once` does, for the log
     pause, idle, retry = 0.05, 1.0, 5.0
+    # Catch-up work that can wait leaves the first seconds of a new worker to what it was started for (a
+    # search by meaning a CLI is waiting on: the model loads then).
+    startup_delay = 0.0
 
     def __init__(self) -> None:
         super().__init__()
@@ -60,6 +63,7 @@ class PollingTask(BackgroundTask):
         raise NotImplementedError
 
     async def _loop(self) -> None:
+        await asyncio.sleep(self.startup_delay)
         while True:
             try:
                 done = await asyncio.to_thread(self.work_once)

@@ -17,6 +17,7 @@ class FailureService(PollingTask):
 
     name = "failures"
     doing = "linking failures to their fixes"
+    startup_delay = 2.0  # see PollingTask
 
     def __init__(self) -> None:
         super().__init__()

@@ -15,6 +15,7 @@ class UseService(PollingTask):
 
     name = "memory-use"
     doing = "deriving the use of memory"
+    startup_delay = 2.0  # see PollingTask
 
     def __init__(self) -> None:
         super().__init__()
