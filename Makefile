@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 # Debian packages the tests need; installed by scripts/system-deps.sh when missing.
 SYSTEM_PACKAGES := chromium postgresql
 
-.PHONY: demo test check bench soak clean
+.PHONY: demo test check bench soak faults clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,13 @@ bench: $(STAMP)
 # duplicates, orphans, secrets found). `make soak SOAK_ARGS=--quick` for a one-minute version.
 soak: $(STAMP)
 	$(BIN)/python -m bench.soak $(SOAK_ARGS)
+
+# The fault suite (also part of `make test`): disk full on a small tmpfs (needs root), a 0-byte database
+# with a hook first, the clock ten years ahead and back, a read-only data dir, a locked database, hostile
+# import files, deep JSON over HTTP and malformed MCP requests. Prints what each fault cost.
+faults: $(STAMP)
+	bash scripts/system-deps.sh $(SYSTEM_PACKAGES)
+	$(BIN)/pytest -v -rA tests/test_faults_*.py $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist

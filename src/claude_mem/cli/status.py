@@ -19,9 +19,10 @@ from claude_mem.observer.report import observer_report
 from claude_mem.recall import usage
 from claude_mem.runtime import origin, switch
 from claude_mem.store import db, migrations, stats
-from claude_mem.store.use_schema import m018_memory_in_use
+from claude_mem.store.failure_schema import m020_failures
 
-USE_SCHEMA = migrations.MIGRATIONS.index(m018_memory_in_use) + 1  # what sessions were shown and used
+# What sessions were shown and used (m018), with the failure notes the hooks added (m020).
+USE_SCHEMA = migrations.MIGRATIONS.index(m020_failures) + 1
 
 
 def selected_observer(worker: dict[str, Any], directory: str) -> dict[str, Any]:
@@ -37,7 +38,7 @@ def selected_observer(worker: dict[str, Any], directory: str) -> dict[str, Any]:
 
 def usage_report(directory: str, days: int = usage.IN_USE_DAYS) -> dict[str, Any] | None:
     """Memory in use over the last `days` days (`recall.usage.in_use`), all projects; None before a store
-    exists or while it predates m018 (nothing was recorded yet)."""
+    exists or while it predates m020 (not all of it was recorded yet)."""
     try:
         conn = store.open(directory, readonly=True)
     except store.NoDatabase:
