@@ -1,0 +1,192 @@
+"""Keeping the team server whole (DESIGN §12): what the server is (its epoch, whether authorship is
+verified), reconciliation of what this machine pushed with what the server holds, and rows the server
+refuses.
+
+- **Reconciliation**: the rows this machine wrote and the server acknowledged, per team project, by
+  bucket (the uid's first two hex digits: count and a sum of the uids), beside the server's live rows
+  written by this device. Only a bucket that differs is listed uid by uid, and a row the server holds
+  under no state (lost in a crash with asynchronous commit, or an older backup restored) loses its
+  pushed mark, so the normal push sends it again. Runs on `team sync` and every `RECONCILE_SECONDS`
+  in the worker.
+- **A restored or rebuilt server**: a pull cursor beyond the server's revision sequence, or a new
+  epoch, means the server went back in time: pulling starts again from the start (replays change
+  nothing), and the reconciliation runs at once.
+- **Refused rows**: a batch the server refuses (a row over `ROW_LIMIT`, a role that may not write it,
+  data PostgreSQL cannot hold) is sent again row by row; each refused row is logged once, counted in
+  `team status`, stays in the outbox and is tried again at the next reconciliation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from claude_mem.store import Store, team_digest
+from claude_mem.store import team as local
+from claude_mem.store import team_server as server
+
+if TYPE_CHECKING:
+    from claude_mem.team.sync import Replicator
+
+log = logging.getLogger("claude_mem.team")
+
+RECONCILE_SECONDS = 300.0
+BUCKET_DIGITS = 2
+HELD_CHUNK = 5000
+
+
+@dataclass
+class Reconciled:
+    checked: int = 0  # rows of ours compared
+    buckets: int = 0  # buckets that differed
+    resent: int = 0  # rows the server lacked, back in the outbox
+    restarted: int = 0  # projects whose pull starts again (a restored server)
+
+
+def now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def buckets(uids: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """The local half of `team_server.digest`: bucket → (count, sum of the next 15 hex digits)."""
+    found: dict[str, list[int]] = {}
+    for uid in uids:
+        entry = found.setdefault(uid[:BUCKET_DIGITS], [0, 0])
+        entry[0] += 1
+        entry[1] += int(uid[BUCKET_DIGITS:BUCKET_DIGITS + 15], 16)
+    return {bucket: (count, total) for bucket, (count, total) in found.items()}
+
+
+# -- the server's identity ----------------------------------------------------------------------------
+
+
+def check_server(replicator: Replicator, conn: Store) -> bool:
+    """Record what the server is (authorship verified or not, our role there, its epoch); True when the
+    epoch changed (another server at the same URL: pulling starts again)."""
+    found = server.facts(replicator.remote)
+    saved = local.state(conn)
+    values: dict[str, object] = {"authorship": "verified" if found["verified"] else "unverified",
+                                 "server_role": found["role"], "server_name": found["name"] or "",
+                                 "epoch": found["epoch"] or ""}
+    changed = bool(saved.get("epoch")) and saved.get("epoch") != found["epoch"]
+    if changed:
+        log.warning("team: the server at this URL is another one (its epoch changed): pulling starts again and"
+                    " this machine's rows are checked against it")
+        values.update({key: 0 for key in saved if key.startswith("cursor:")})
+        values["restored_at"] = now_iso()
+    local.set_state(conn, values)
+    return changed
+
+
+def check_cursors(replicator: Replicator, conn: Store) -> int:
+    """Pull cursors beyond the server's last revision (a server restored from an older backup) start
+    again from 0; returns how many. One query."""
+    cursors = {key: int(value) for key, value in local.state(conn).items() if key.startswith("cursor:")}
+    if not cursors:
+        return 0
+    last = server.revision_now(replicator.remote)
+    behind = {key: 0 for key, value in cursors.items() if value > last}
+    if behind:
+        log.warning("team: the server's revisions went back (restored from a backup?): pulling %d project(s)"
+                    " again from the start", len(behind))
+        local.set_state(conn, {**behind, "restored_at": now_iso()})
+    return len(behind)
+
+
+# -- reconciliation -----------------------------------------------------------------------------------
+
+
+def reconcile(replicator: Replicator, conn: Store, device: str) -> Reconciled:
+    """Compare what this machine pushed with what the server holds; rows the server lost wait in the
+    outbox again (the caller pushes). Records the outcome for `team status`."""
+    result = Reconciled(restarted=check_cursors(replicator, conn))
+    by_team: dict[str, list[str]] = {}
+    for key, team in replicator.shared_projects(conn).items():
+        by_team.setdefault(team, []).append(key)
+    missing: list[tuple[str, str]] = []
+    for team, keys in sorted(by_team.items()):
+        mine = team_digest.pushed_uids(conn, keys)
+        result.checked += len(mine)
+        ours = buckets(uid for _, uid in mine)
+        theirs = server.digest(replicator.remote, team, device)
+        differ = {bucket for bucket in ours.keys() | theirs.keys() if ours.get(bucket) != theirs.get(bucket)}
+        result.buckets += len(differ)
+        if not differ:
+            continue
+        candidates = [row for row in mine if row[1][:BUCKET_DIGITS] in differ]
+        there: set[str] = set()
+        for start in range(0, len(candidates), HELD_CHUNK):
+            there |= server.held(replicator.remote, [uid for _, uid in candidates[start:start + HELD_CHUNK]])
+        missing += [row for row in candidates if row[1] not in there]
+    result.resent = team_digest.unmark_pushed(conn, missing)
+    if result.resent:
+        log.warning("team: the server had lost %d row(s) this machine pushed: sending them again", result.resent)
+    saved = local.state(conn)
+    found = (f"{result.resent} row(s) the server had lost sent again" if result.resent
+             else f"all {result.checked} row(s) pushed from here are on the server")
+    if result.restarted:
+        found += f"; the server went back in time: {result.restarted} project(s) pulled again"
+    local.set_state(conn, {"reconciled_at": now_iso(), "reconcile_found": found, "refused": "[]",
+                           "resent": int(saved.get("resent", "0")) + result.resent})
+    return result
+
+
+# -- rows the server refuses ----------------------------------------------------------------------------
+
+
+def refused(conn: Store) -> set[str]:
+    try:
+        return set(json.loads(local.state(conn).get("refused") or "[]"))
+    except ValueError:
+        return set()
+
+
+def _refusal(exc: BaseException) -> bool:
+    """Whether a failed push is the server refusing rows (the connection still fine), not an outage."""
+    psycopg = server.driver()
+    return isinstance(exc, psycopg.DatabaseError) and not isinstance(exc, psycopg.OperationalError
+                                                                     | psycopg.InterfaceError)
+
+
+def send(replicator: Replicator, conn: Store, rows: Sequence[dict[str, Any]], device: str
+         ) -> tuple[dict[str, tuple[int, bool]], int]:
+    """Push `rows` as `team_server.push` does, leaving out rows refused before; when the server refuses
+    the batch, row by row, so one bad row does not hold the others back. Returns (what the server
+    acknowledged, rows refused now)."""
+    skip = refused(conn)
+    rows = [row for row in rows if row["uid"] not in skip]
+    try:
+        return server.push(replicator.remote, rows, replicator.config.author, device), 0
+    except Exception as exc:
+        if not _refusal(exc) or len(rows) == 0:
+            raise
+    acknowledged: dict[str, tuple[int, bool]] = {}
+    now_refused: list[str] = []
+    for row in rows:
+        try:
+            acknowledged.update(server.push(replicator.remote, [row], replicator.config.author, device))
+        except Exception as exc:
+            if not _refusal(exc):
+                raise
+            now_refused.append(row["uid"])
+            log.error("team: the server refused %s %s (it stays in the outbox): %s", row["kind"], row["uid"],
+                      replicator.describe(exc))
+    if now_refused:
+        local.set_state(conn, {"refused": json.dumps(sorted(skip | set(now_refused)))})
+    return acknowledged, len(now_refused)
+
+
+def report(saved: dict[str, str]) -> dict[str, Any]:
+    """What `team status` shows of all this, from the service's state."""
+    try:
+        refused_now = len(json.loads(saved.get("refused") or "[]"))
+    except ValueError:
+        refused_now = 0
+    return {"authorship": saved.get("authorship") or None, "server_role": saved.get("server_role") or None,
+            "resent": int(saved.get("resent", "0")), "reconciled_at": saved.get("reconciled_at"),
+            "reconcile_found": saved.get("reconcile_found"), "refused": refused_now,
+            "restored_at": saved.get("restored_at")}
