@@ -262,3 +262,26 @@ def revision_now(conn: Any) -> int:
     """The last revision the server gave (0 before the first)."""
     value, called = conn.execute("SELECT last_value, is_called FROM claude_mem.revision").fetchone()
     return int(value) if called else 0
+
+
+def lost_anchors(conn: Any, anchors: Sequence[tuple[str, int]]) -> set[str]:
+    """Of these (uid, revision) pairs of observations (see `anchor`), the uids the server no longer holds
+    at that revision, nor as a tombstone: rows are never removed and an observation's content never
+    changes once pushed, so one missing, or sent again under a new revision, means the server went back
+    in time (an older backup restored, a crash that lost commits)."""
+    if not anchors:
+        return set()
+    cursor = conn.execute(
+        "SELECT a.uid FROM unnest(%s::text[], %s::bigint[]) AS a (uid, rev) WHERE NOT EXISTS"
+        " (SELECT 1 FROM claude_mem.rows r WHERE r.uid = a.uid AND (r.rev = a.rev OR r.deleted))",
+        ([uid for uid, _ in anchors], [rev for _, rev in anchors]),
+    )
+    return {str(uid) for (uid,) in cursor.fetchall()}
+
+
+def anchor(conn: Any, project: str, rev: int) -> tuple[str, int] | None:
+    """(uid, revision) of the live observation of `project` last at or below revision `rev` (None when
+    there is none): observations, unlike sessions, do not change once pushed."""
+    row = conn.execute("SELECT uid, rev FROM claude_mem.rows WHERE project = %s AND rev <= %s AND kind = 'observation'"
+                       " AND NOT deleted ORDER BY rev DESC LIMIT 1", (project, rev)).fetchone()
+    return (str(row[0]), int(row[1])) if row else None

@@ -23,16 +23,25 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from claude_mem.store import Store, team_digest
 from claude_mem.store import team as local
 from claude_mem.store import team_server as server
-
-if TYPE_CHECKING:
-    from claude_mem.team.sync import Replicator
+from claude_mem.team.config import TeamConfig
 
 log = logging.getLogger("claude_mem.team")
+
+
+class Replicator(Protocol):
+    """What these checks need of `team.sync.Replicator` (which calls them)."""
+
+    config: TeamConfig
+    remote: Any
+
+    def shared_projects(self, conn: Store) -> dict[str, str]: ...
+
+    def describe(self, exc: BaseException) -> str: ...
 
 RECONCILE_SECONDS = 300.0
 BUCKET_DIGITS = 2
@@ -83,18 +92,52 @@ def check_server(replicator: Replicator, conn: Store) -> bool:
 
 
 def check_cursors(replicator: Replicator, conn: Store) -> int:
-    """Pull cursors beyond the server's last revision (a server restored from an older backup) start
-    again from 0; returns how many. One query."""
-    cursors = {key: int(value) for key, value in local.state(conn).items() if key.startswith("cursor:")}
+    """Pull cursors the server went back behind start again from 0; returns how many.
+
+    Each cursor keeps an anchor, the last observation at or below it (`anchor:<project>` = "cursor rev
+    uid"). The server going back in time (an older backup restored, commits lost in a crash) shows as an
+    anchor it no longer holds at that revision (lost, or sent again since), or as a cursor beyond its
+    revision sequence, however many rows were written since. Two queries per exchange, and one per
+    project whose cursor moved (`take_anchors`). (A backup taken between the anchor and the cursor, where only session
+    and summary rows lie, goes unseen.)"""
+    saved = local.state(conn)
+    cursors = {key[len("cursor:"):]: int(value) for key, value in saved.items() if key.startswith("cursor:")}
     if not cursors:
         return 0
+    anchors: dict[str, tuple[str, int]] = {}
+    for key, text in saved.items():
+        parts = text.split()
+        if key.startswith("anchor:") and key[len("anchor:"):] in cursors and len(parts) == 3:
+            anchors[key[len("anchor:"):]] = (parts[2], int(parts[1]))
+    lost = server.lost_anchors(replicator.remote, list(anchors.values()))
     last = server.revision_now(replicator.remote)
-    behind = {key: 0 for key, value in cursors.items() if value > last}
+    behind = sorted(name for name, at in cursors.items()
+                    if at > last or (name in anchors and anchors[name][0] in lost))
     if behind:
-        log.warning("team: the server's revisions went back (restored from a backup?): pulling %d project(s)"
-                    " again from the start", len(behind))
-        local.set_state(conn, {**behind, "restored_at": now_iso()})
+        log.warning("team: the server went back in time (restored from a backup?): pulling %d project(s) again"
+                    " from the start", len(behind))
+        values: dict[str, object] = {f"cursor:{name}": 0 for name in behind}
+        values.update({f"anchor:{name}": "" for name in behind})
+        local.set_state(conn, {**values, "restored_at": now_iso()})
     return len(behind)
+
+
+def take_anchors(replicator: Replicator, conn: Store) -> None:
+    """After a pull: a new anchor for each cursor that moved (see `check_cursors`)."""
+    saved = local.state(conn)
+    values: dict[str, object] = {}
+    for key, text in saved.items():
+        if not key.startswith("cursor:") or int(text) == 0:
+            continue
+        name, at = key[len("cursor:"):], int(text)
+        taken = saved.get(f"anchor:{name}", "").split()
+        if taken and taken[0] == str(at):
+            continue
+        found = server.anchor(replicator.remote, name, at)
+        if found:
+            values[f"anchor:{name}"] = f"{at} {found[1]} {found[0]}"
+    if values:
+        local.set_state(conn, values)
 
 
 # -- reconciliation -----------------------------------------------------------------------------------
@@ -102,7 +145,8 @@ def check_cursors(replicator: Replicator, conn: Store) -> int:
 
 def reconcile(replicator: Replicator, conn: Store, device: str) -> Reconciled:
     """Compare what this machine pushed with what the server holds; rows the server lost wait in the
-    outbox again (the caller pushes). Records the outcome for `team status`."""
+    outbox again, and rows refused before may be tried again (the caller pushes next). Records the
+    outcome for `team status`."""
     result = Reconciled(restarted=check_cursors(replicator, conn))
     by_team: dict[str, list[str]] = {}
     for key, team in replicator.shared_projects(conn).items():
@@ -173,8 +217,9 @@ def send(replicator: Replicator, conn: Store, rows: Sequence[dict[str, Any]], de
             if not _refusal(exc):
                 raise
             now_refused.append(row["uid"])
+            reason = getattr(getattr(exc, "diag", None), "message_primary", None) or replicator.describe(exc)
             log.error("team: the server refused %s %s (it stays in the outbox): %s", row["kind"], row["uid"],
-                      replicator.describe(exc))
+                      reason)
     if now_refused:
         local.set_state(conn, {"refused": json.dumps(sorted(skip | set(now_refused)))})
     return acknowledged, len(now_refused)

@@ -154,7 +154,7 @@ class Replicator:
                     totals.buried += server.bury(self.remote, gone, self.config.author, device)
                 buried_there = [uid for uid, (_, deleted) in revisions.items() if deleted]
                 totals.deleted += local.delete_rows(conn, kind, buried_there)
-                totals.pushed += len(rows)
+                totals.pushed += sum(1 for row in rows if row["uid"] in revisions)
                 if progress:
                     progress("push", totals.pushed, total)
         while True:
@@ -199,29 +199,25 @@ class Replicator:
     # -- one exchange -------------------------------------------------------------------------------
 
     def sync_once(self, progress: Progress | None = None, reconcile: bool | None = None) -> Totals:
-        """Push then pull, and reconcile (always with `reconcile` True, never with False, every
-        `integrity.RECONCILE_SECONDS` with None); raises on any failure (the caller records it and
-        retries later)."""
+        """Push then pull, and reconcile (always with `reconcile` True or when the server at the URL
+        changed, never with False, every `integrity.RECONCILE_SECONDS` with None); raises on any
+        failure (the caller records it and retries later)."""
         totals = Totals()
         totals.migrated = self.open()
         conn = self.connect_local()
         try:
             device = device_id(conn)
             if not self._server_checked:
-                if integrity.check_server(self, conn) and reconcile is not False:
+                if integrity.check_server(self, conn):  # another server at this URL: check at once
                     reconcile = True
                 self._server_checked = True
+            if reconcile or (reconcile is None and time.monotonic() >= self._next_reconcile):
+                totals.resent += integrity.reconcile(self, conn, device).resent  # the push below re-sends
+                self._next_reconcile = time.monotonic() + integrity.RECONCILE_SECONDS
             totals.add(self.push(conn, device, progress))
             integrity.check_cursors(self, conn)
             totals.add(self.pull(conn, device, progress))
-            if reconcile or (reconcile is None and time.monotonic() >= self._next_reconcile):
-                checked = integrity.reconcile(self, conn, device)
-                self._next_reconcile = time.monotonic() + integrity.RECONCILE_SECONDS
-                totals.resent += checked.resent
-                if checked.resent:
-                    totals.add(self.push(conn, device, progress))
-                if checked.restarted:
-                    totals.add(self.pull(conn, device, progress))
+            integrity.take_anchors(self, conn)
             record(conn, totals, None)
         finally:
             conn.close()
