@@ -118,6 +118,7 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
                       f"{install_env['watch_look_cpu_us']} µs CPU = {install_env['watch_cpu_s_per_day']} s CPU a day", "",
                       None))
     found += team_rows(report.get("team"))
+    found += team_reconcile_rows(report.get("team"))
     when = report.get("when")
     if when:  # issue 29, time in the question: can a time prior help, and where (LoCoMo, `bench_when`)
         for name, figures in when["categories"].items():
@@ -435,6 +436,17 @@ def team_rows(team: dict | None) -> list[tuple[str, str, str, bool | None]]:
          f"{initial['pull_rows_per_s']:,} rows/s = {initial['pull_ratio_to_bare']}× bare COPY", "", None),
         (f"team outbox drain after an outage, {drain['rows']:,} rows", f"{drain['rows_per_s']:,} rows/s", "", None),
     ]
+
+
+def team_reconcile_rows(team: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    """Issue 32: the reconciliation check's cost on the server."""
+    check = (team or {}).get("reconcile")
+    if not check:
+        return []
+    return [(f"team reconciliation check, {check['observations']:,} observations pushed ({check['rows_on_server']:,}"
+             " rows on the server)", f"server {check['server_digest_ms']} ms ({check['server_digest_without_index_ms']}"
+             f" ms without its index); whole check {check['whole_check_ms']} ms", f"server ≤ {check['budget_ms']} ms",
+             check["server_digest_ms"] <= check["budget_ms"])]
 
 
 def clients_rows(clients: dict) -> list[tuple[str, str, str, bool | None]]:

@@ -10,6 +10,9 @@ Figures:
   run (the same rows copied with one psycopg COPY into a plain table, no upsert or local store).
 - **outbox drain after an outage**: the server stopped while A writes 10% of `--size` more
   observations; after it returns, the time for one exchange to push them all (rows per second).
+- **reconcile** (issue 32): the reconciliation check of a project of `--size` observations pushed
+  from A (beside as many of a teammate's): the server's digest query, p50, with its index and without;
+  and the whole check from A. Budget ≤ 100 ms on the server.
 """
 
 from __future__ import annotations
@@ -182,9 +185,81 @@ def main(argv: list[str]) -> dict[str, object]:
         report["drain"] = {"rows": backlog + (backlog + 99) // 100, "seconds": round(drain_s, 2),
                            "rows_per_s": round((backlog + (backlog + 99) // 100) / drain_s),
                            "pushed": getattr(totals, "pushed", 0)}
+        report["reconcile"] = reconcile_cost(cluster, root, size)
+        print(f"  reconcile: server {report['reconcile']['server_digest_ms']} ms"  # type: ignore[index]
+              f" (budget {RECONCILE_BUDGET_MS} ms)", file=sys.stderr)
         return report
     finally:
         cluster.stop()
         import shutil
 
         shutil.rmtree(root, ignore_errors=True)
+
+
+RECONCILE_BUDGET_MS = 100.0
+
+
+def reconcile_cost(cluster: Cluster, root: str, size: int, runs: int = 7) -> dict[str, object]:
+    """Issue 32: the reconciliation check of one project of `size` observations pushed from A, beside
+    as many rows of other devices: the server's digest query (p50 of `runs`, with and without its
+    index), and the whole check from A (the local uid scan, the digest, nothing to re-send)."""
+    import psycopg
+
+    from claude_mem.store import team_digest, team_server
+    from claude_mem.team import integrity
+    from claude_mem.team.sync import device_id
+
+    url = cluster.create_database("reconcile", "reconcile", "reconcile-pw")
+    a, a_key = machine(root, "reconcile-a", url)
+    fill(a, a_key, size, "reconcile")
+    conn = db.connect(db.db_path(a))
+    device = device_id(conn)
+    for table in ("sessions", "observations"):  # as if pushed: acknowledged at revision 1
+        conn.execute(f"UPDATE {table} SET team_rev = 1 WHERE project = ?", (a_key,))
+    conn.commit()
+    mine = team_digest.pushed_uids(conn, [a_key])
+    conn.close()
+    admin = cluster.admin_url("reconcile")
+    with psycopg.connect(url, autocommit=True) as server:
+        team_server.migrate(server)
+    with psycopg.connect(admin, autocommit=True) as server:
+        server.execute("INSERT INTO claude_mem.projects (id) VALUES (%s)", (REMOTE,))
+        with server.cursor() as cursor, cursor.copy(
+                "COPY claude_mem.rows (uid, kind, project, author, device, payload, rev) FROM STDIN") as copy:
+            for n, (kind, uid) in enumerate(mine):
+                copy.write_row((uid, kind, REMOTE, "a", device, '{"title": "x"}', n + 1))
+            for n in range(size):  # a teammate's rows of the same project
+                copy.write_row((hashlib.md5(f"other-{n}".encode()).hexdigest(), "observation", REMOTE, "b", "dev-b",
+                                '{"title": "x"}', len(mine) + n + 1))
+        server.execute("VACUUM ANALYZE claude_mem.rows")
+
+        def digest_ms() -> float:
+            samples = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                team_server.digest(server, REMOTE, device)
+                samples.append((time.perf_counter() - started) * 1000)
+            return round(statistics.median(samples), 1)
+
+        with_index = digest_ms()
+        server.execute("DROP INDEX claude_mem.rows_reconcile")
+        without_index = digest_ms()
+        server.execute("CREATE INDEX rows_reconcile ON claude_mem.rows (project, device, uid) WHERE NOT deleted")
+        server.execute("VACUUM ANALYZE claude_mem.rows")
+        with_index_again = digest_ms()
+    worker = replicator(a)
+    try:
+        worker.open()
+        local_conn = db.connect(db.db_path(a))
+        samples, resent = [], 0
+        for _ in range(3):
+            started = time.perf_counter()
+            resent += integrity.reconcile(worker, local_conn, device).resent
+            samples.append((time.perf_counter() - started) * 1000)
+        local_conn.close()
+    finally:
+        worker.close()
+    server_ms = min(with_index, with_index_again)  # the two with-index runs bracket the one without
+    return {"observations": size, "rows_on_server": len(mine) + size, "server_digest_ms": server_ms,
+            "server_digest_without_index_ms": without_index, "whole_check_ms": round(statistics.median(samples), 1),
+            "resent": resent, "budget_ms": RECONCILE_BUDGET_MS}
