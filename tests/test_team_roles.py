@@ -46,6 +46,17 @@ def add_member(admin_url: str, name: str) -> tuple[str, str]:
     return role, result.stdout.strip().splitlines()[-1]
 
 
+def doctor_line(m) -> str:
+    """`claude-mem doctor`'s team line for machine `m` (its check alone, as doctor runs it)."""
+    from types import SimpleNamespace
+
+    from claude_mem import settings
+    from claude_mem.cli.checks_team import team_checks
+
+    (check,) = team_checks(SimpleNamespace(values=settings.load(m.data_dir)))
+    return str(check.detail)
+
+
 def members(admin_url):
     assert cli("team", "init", admin_url).returncode == 0
     alice_role, alice_url = add_member(admin_url, "Alice")
@@ -89,6 +100,7 @@ def test_init_then_members_whose_rows_show_the_name_their_role_maps_to(tmp_path,
     report = json.loads(cli("team", "status", "--json", data_dir=a.data_dir).stdout)
     assert report["authorship"] == "verified" and report["server_role"] == alice_role
 
+    assert "authorship verified: role " + alice_role + " writes as Alice" in doctor_line(a)
     exists = cli("team", "add-member", "Alice", "--url", admin_url, "--role", alice_role)
     assert exists.returncode == 1 and "exists already" in exists.stderr and "Traceback" not in exists.stderr
 
@@ -168,6 +180,7 @@ def test_a_server_without_init_still_works_and_says_authorship_is_unverified(tmp
     status = cli("team", "status", data_dir=a.data_dir)
     assert "authorship: unverified" in status.stdout and "team init" in status.stdout
     assert json.loads(cli("team", "status", "--json", data_dir=a.data_dir).stdout)["authorship"] == "unverified"
+    assert "authorship unverified (one shared role), writing as alice" in doctor_line(a)
 
 
 def test_a_schema_1_server_is_brought_up_to_2_by_its_first_client(tmp_path, team_url, pg):
@@ -201,3 +214,36 @@ def test_init_and_add_member_say_clearly_what_is_wrong(tmp_path, team_url, admin
     help_text = cli("team", "init", "--help").stdout
     assert "CREATEROLE" in help_text and "add-member" in help_text
     assert "last line" in cli("team", "add-member", "--help").stdout
+
+
+def test_a_row_this_role_may_not_write_is_refused_alone_and_the_rest_syncs(tmp_path, admin_url, pg, caplog):
+    """A copy of Bob's data dir (the same device) given Alice's URL: Bob's rows it changes are refused
+    by the server, one clear log line each; its own new rows go through; the refused row waits."""
+    import shutil
+
+    _, alice_url, bob_role, bob_url = members(admin_url)
+    b = machine(tmp_path, "bob", bob_url)
+    work(b, "sess-b1", ["Bob's finding about the sweeper"])
+    assert b.sync().pushed == 3
+    copy_dir = os.path.join(str(tmp_path), "copy")
+    shutil.copytree(b.data_dir, copy_dir)
+    with open(os.path.join(copy_dir, "settings.json")) as handle:
+        values = json.load(handle)
+    with open(os.path.join(copy_dir, "settings.json"), "w") as handle:
+        json.dump({**values, "team_database_url": alice_url}, handle)
+    copy = type(b)(copy_dir, b.project)
+    conn = copy.connect()
+    conn.execute("UPDATE sessions SET title = 'Renamed on the copy'")  # Bob's row, back in the outbox
+    conn.commit()
+    conn.close()
+    work(copy, "sess-c1", ["A finding made on the copy"])
+    totals = copy.sync()
+    assert totals.refused == 1 and totals.pushed == 3
+    refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert len(refusals) == 1 and "may not change row" in refusals[0] and "\n" not in refusals[0]
+    database = admin_url.rsplit("/", 1)[1]
+    assert ("Renamed on the copy" not in str(pg.sql("SELECT payload::text FROM claude_mem.rows", database)))
+    assert {row[0] for row in pg.sql("SELECT DISTINCT role FROM claude_mem.rows WHERE kind = 'session'", database)} \
+        >= {bob_role}
+    status = cli("team", "status", data_dir=copy_dir)
+    assert "refused by the server: 1 row(s)" in status.stdout and "outbox: 1 row(s)" in status.stdout

@@ -1,4 +1,5 @@
-"""`claude-mem team status [--json]` and `claude-mem team sync`: team memory through PostgreSQL."""
+"""`claude-mem team status [--json]`, `team sync`, `team init` and `team add-member`: team memory through
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -112,6 +113,9 @@ def team() -> None:
     Set `team_database_url` (a secret) and `team_projects` (globs of project paths or repository
     remotes); the worker then pushes this machine's sessions' metadata, observations and summaries
     of those projects, and pulls the others', every `team_sync_seconds`. Nothing else leaves.
+
+    With one shared role, authors are what each machine claims; an admin who runs `team init` and
+    gives each member a role with `team add-member` makes the server bind every row to its writer.
     """
 
 
@@ -119,7 +123,9 @@ def team() -> None:
 @json_option()
 def status(as_json: bool) -> None:
     """Whether team memory is on and connected, what waits to be pushed (the outbox), the last error,
-    and how many rows were pushed and pulled. Never contacts the server itself."""
+    how many rows were pushed and pulled, whether the server verifies authorship, the last check of
+    what the server holds (and rows sent again), and rows the server refused. Never contacts the
+    server itself."""
     report = team_report(settings.data_dir())
     if as_json:
         emit_json(report)
@@ -131,7 +137,9 @@ def status(as_json: bool) -> None:
 @team.command("sync")
 def sync() -> None:
     """Exchange with the team server now (push, then pull), with progress; exits 1 with the reason
-    when the server cannot be used. Safe beside a running worker: every step is idempotent."""
+    when the server cannot be used. It first checks what the server holds against what this machine
+    pushed, and sends again what the server lost (a crash, an older backup restored). Safe beside a
+    running worker: every step is idempotent."""
     directory = settings.data_dir()
     config = team_config.from_settings(settings.load(directory))
     if not config.enabled:
