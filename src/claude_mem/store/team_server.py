@@ -258,25 +258,20 @@ def last_revision(conn: Any, project: str) -> int:
     return int(row[0] or 0)
 
 
-def revision_now(conn: Any) -> int:
-    """The last revision the server gave (0 before the first)."""
-    value, called = conn.execute("SELECT last_value, is_called FROM claude_mem.revision").fetchone()
-    return int(value) if called else 0
 
-
-def lost_anchors(conn: Any, anchors: Sequence[tuple[str, int]]) -> set[str]:
+def lost_anchors(conn: Any, anchors: Sequence[tuple[str, int]]) -> tuple[set[str], int]:
     """Of these (uid, revision) pairs of observations (see `anchor`), the uids the server no longer holds
     at that revision, nor as a tombstone: rows are never removed and an observation's content never
     changes once pushed, so one missing, or sent again under a new revision, means the server went back
-    in time (an older backup restored, a crash that lost commits)."""
-    if not anchors:
-        return set()
-    cursor = conn.execute(
-        "SELECT a.uid FROM unnest(%s::text[], %s::bigint[]) AS a (uid, rev) WHERE NOT EXISTS"
-        " (SELECT 1 FROM claude_mem.rows r WHERE r.uid = a.uid AND (r.rev = a.rev OR r.deleted))",
+    in time (an older backup restored, a crash that lost commits). With the last revision the server
+    gave (0 before the first), in one query."""
+    row = conn.execute(
+        "SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM claude_mem.revision),"
+        " array(SELECT a.uid FROM unnest(%s::text[], %s::bigint[]) AS a (uid, rev) WHERE NOT EXISTS"
+        " (SELECT 1 FROM claude_mem.rows r WHERE r.uid = a.uid AND (r.rev = a.rev OR r.deleted)))",
         ([uid for uid, _ in anchors], [rev for _, rev in anchors]),
-    )
-    return {str(uid) for (uid,) in cursor.fetchall()}
+    ).fetchone()
+    return {str(uid) for uid in row[1]}, int(row[0])
 
 
 def anchor(conn: Any, project: str, rev: int) -> tuple[str, int] | None:

@@ -97,7 +97,7 @@ def check_cursors(replicator: Replicator, conn: Store) -> int:
     Each cursor keeps an anchor, the last observation at or below it (`anchor:<project>` = "cursor rev
     uid"). The server going back in time (an older backup restored, commits lost in a crash) shows as an
     anchor it no longer holds at that revision (lost, or sent again since), or as a cursor beyond its
-    revision sequence, however many rows were written since. Two queries per exchange, and one per
+    revision sequence, however many rows were written since. One query per exchange, and one per
     project whose cursor moved (`take_anchors`). (A backup taken between the anchor and the cursor, where only session
     and summary rows lie, goes unseen.)"""
     saved = local.state(conn)
@@ -109,8 +109,7 @@ def check_cursors(replicator: Replicator, conn: Store) -> int:
         parts = text.split()
         if key.startswith("anchor:") and key[len("anchor:"):] in cursors and len(parts) == 3:
             anchors[key[len("anchor:"):]] = (parts[2], int(parts[1]))
-    lost = server.lost_anchors(replicator.remote, list(anchors.values()))
-    last = server.revision_now(replicator.remote)
+    lost, last = server.lost_anchors(replicator.remote, list(anchors.values()))
     behind = sorted(name for name, at in cursors.items()
                     if at > last or (name in anchors and anchors[name][0] in lost))
     if behind:
