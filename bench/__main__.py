@@ -439,14 +439,21 @@ def team_rows(team: dict | None) -> list[tuple[str, str, str, bool | None]]:
 
 
 def team_reconcile_rows(team: dict | None) -> list[tuple[str, str, str, bool | None]]:
-    """Issue 32: the reconciliation check's cost on the server."""
-    check = (team or {}).get("reconcile")
-    if not check:
-        return []
-    return [(f"team reconciliation check, {check['observations']:,} observations pushed ({check['rows_on_server']:,}"
-             " rows on the server)", f"server {check['server_digest_ms']} ms ({check['server_digest_without_index_ms']}"
-             f" ms without its index); whole check {check['whole_check_ms']} ms", f"server ≤ {check['budget_ms']} ms",
-             check["server_digest_ms"] <= check["budget_ms"])]
+    """Issue 32: the reconciliation check's cost on the server; what the row limit and verified
+    authorship cost a push."""
+    check, push = (team or {}).get("reconcile"), (team or {}).get("authorship_push")
+    found: list[tuple[str, str, str, bool | None]] = []
+    if check:
+        found.append((f"team reconciliation check, {check['observations']:,} observations pushed"
+                      f" ({check['rows_on_server']:,} rows on the server)", f"server {check['server_digest_ms']} ms"
+                      f" ({check['server_digest_without_index_ms']} ms without its index); whole check"
+                      f" {check['whole_check_ms']} ms", f"server ≤ {check['budget_ms']} ms",
+                      check["server_digest_ms"] <= check["budget_ms"]))
+    if push:
+        found.append((f"team push, {push['observations']:,} observations: no size CHECK / CHECK / team init",
+                      f"{push['no_check_rows_per_s']:,} / {push['check_rows_per_s']:,} / {push['verified_rows_per_s']:,}"
+                      f" rows/s ({push['check_ratio']}× / {push['verified_ratio']}× the time)", "", None))
+    return found
 
 
 def clients_rows(clients: dict) -> list[tuple[str, str, str, bool | None]]:

@@ -13,6 +13,9 @@ Figures:
 - **reconcile** (issue 32): the reconciliation check of a project of `--size` observations pushed
   from A (beside as many of a teammate's): the server's digest query, p50, with its index and without;
   and the whole check from A. Budget ≤ 100 ms on the server.
+- **authorship push** (issue 32): `--size`/10 observations pushed into a server without the row size
+  CHECK (the push as before), with it, and set up with `team init` (row-level security, the guard
+  trigger, a member role): rows per second, and the ratios to the first.
 """
 
 from __future__ import annotations
@@ -188,6 +191,7 @@ def main(argv: list[str]) -> dict[str, object]:
         report["reconcile"] = reconcile_cost(cluster, root, size)
         print(f"  reconcile: server {report['reconcile']['server_digest_ms']} ms"  # type: ignore[index]
               f" (budget {RECONCILE_BUDGET_MS} ms)", file=sys.stderr)
+        report["authorship_push"] = authorship_push_cost(cluster, root, max(size // 10, 1000))
         return report
     finally:
         cluster.stop()
@@ -263,3 +267,48 @@ def reconcile_cost(cluster: Cluster, root: str, size: int, runs: int = 7) -> dic
     return {"observations": size, "rows_on_server": len(mine) + size, "server_digest_ms": server_ms,
             "server_digest_without_index_ms": without_index, "whole_check_ms": round(statistics.median(samples), 1),
             "resent": resent, "budget_ms": RECONCILE_BUDGET_MS}
+
+
+def authorship_push_cost(cluster: Cluster, root: str, size: int) -> dict[str, object]:
+    """Issue 32: what the row limit and verified authorship cost a push. The same `size` observations
+    pushed by one exchange into three servers in this run: schema 2 without its size CHECK (the push
+    as before), schema 2 (the CHECK), and a server set up with `team init` (row-level security and the
+    guard trigger), as a member role. Rows per second each."""
+    import shutil
+
+    import psycopg
+
+    from claude_mem.store import team_admin
+
+    source, key = machine(root, "authorship-source", "postgresql://unused@127.0.0.1/none")
+    fill(source, key, size, "authorship")
+    cluster.sql("CREATE ROLE authadmin LOGIN CREATEROLE PASSWORD 'authadmin-pw'")
+    urls = {}
+    for name in ("no_check", "check", "verified"):
+        if name == "verified":
+            cluster.sql("CREATE DATABASE auth_verified OWNER authadmin")
+            admin_url = cluster.url("authadmin", "authadmin-pw", "auth_verified")
+            with psycopg.connect(admin_url, autocommit=True) as conn:
+                team_admin.init(conn)
+                made = team_admin.add_member(conn, "Bench member", "bench_member")
+            urls[name] = cluster.url(made["role"], made["password"], "auth_verified")
+        else:
+            urls[name] = cluster.create_database(f"auth_{name}", f"auth_{name}", f"auth-{name}-pw")
+            with psycopg.connect(urls[name], autocommit=True) as conn:
+                team_admin.team_server.migrate(conn)
+                if name == "no_check":
+                    conn.execute("ALTER TABLE claude_mem.rows DROP CONSTRAINT rows_payload_limit")
+    rows = size + (size + 99) // 100
+    report: dict[str, object] = {"observations": size, "rows": rows}
+    for name, url in urls.items():
+        data_dir = os.path.join(root, f"authorship-{name}")
+        shutil.copytree(source, data_dir)
+        with open(settings.settings_path(data_dir)) as handle:
+            values = json.load(handle)
+        with open(settings.settings_path(data_dir), "w") as handle:
+            json.dump({**values, "team_database_url": url}, handle)
+        seconds, _ = timed_sync(data_dir)
+        report[f"{name}_rows_per_s"] = round(rows / seconds)
+    report["check_ratio"] = round(report["no_check_rows_per_s"] / report["check_rows_per_s"], 2)  # type: ignore[operator]
+    report["verified_ratio"] = round(report["no_check_rows_per_s"] / report["verified_rows_per_s"], 2)  # type: ignore[operator]
+    return report
