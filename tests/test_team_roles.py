@@ -247,3 +247,27 @@ def test_a_row_this_role_may_not_write_is_refused_alone_and_the_rest_syncs(tmp_p
         >= {bob_role}
     status = cli("team", "status", data_dir=copy_dir)
     assert "refused by the server: 1 row(s)" in status.stdout and "outbox: 1 row(s)" in status.stdout
+
+
+def test_init_on_a_server_a_shared_role_set_up(tmp_path, team_url, admin_url, pg):
+    """The schema belongs to the shared role that made it: init as another admin says whose it is; init
+    as that role (given CREATEROLE) binds what comes next, and the machines already there keep going."""
+    owner = team_url.split("//")[1].split(":")[0]
+    a = machine(tmp_path, "alice", team_url)
+    work(a, "sess-a1", ["Before init"])
+    a.sync()
+    other_db = admin_url.rsplit("/", 1)[0] + "/" + team_url.rsplit("/", 1)[1]
+    refused = cli("team", "init", other_db)
+    assert refused.returncode == 1 and f"belongs to role {owner}" in refused.stderr
+    pg.sql(f"ALTER ROLE {owner} CREATEROLE")
+    done = cli("team", "init", team_url)
+    assert done.returncode == 0, done.stderr
+    _, carol_url = add_member(team_url, "Carol")
+    c = machine(tmp_path, "carol", carol_url)
+    assert c.sync().pulled == 3  # rows from before init read as before
+    work(a, "sess-a2", ["After init"])
+    assert a.sync().pushed == 3
+    assert c.sync().pulled == 3
+    authors = {row["title"]: row["author"] for row in c.rows().values() if row["kind"] == "observation"}
+    assert authors == {"Before init": owner, "After init": owner}  # verified now: the role, not the claim
+    assert "authorship: verified" in cli("team", "status", data_dir=c.data_dir).stdout
