@@ -145,7 +145,7 @@ def test_a_member_cannot_write_as_another_nor_change_their_rows_but_may_bury_the
     assert b.sync().deleted == 1  # Bob's machine applies the tombstone like any other
 
 
-def test_an_over_limit_row_is_refused_and_the_rest_keeps_syncing(tmp_path, team_url, pg):
+def test_an_over_limit_row_is_refused_and_the_rest_keeps_syncing(tmp_path, team_url, pg, caplog):
     a = machine(tmp_path, "alice", team_url)
     b = machine(tmp_path, "bob", team_url)
     conn = a.connect()
@@ -161,13 +161,15 @@ def test_an_over_limit_row_is_refused_and_the_rest_keeps_syncing(tmp_path, team_
     again = a.replicator()
     try:
         assert again.sync_once(reconcile=False).refused == 0  # not tried again at every exchange
+        assert again.sync_once(reconcile=True).refused == 1  # but at the next check
     finally:
         again.close()
     status = cli("team", "status", data_dir=a.data_dir)
     assert "refused by the server: 1 row(s)" in status.stdout and "outbox: 1 row(s)" in status.stdout
     assert json.loads(cli("team", "status", "--json", data_dir=a.data_dir).stdout)["refused"] == 1
-    # tried again at the next check (team sync), refused again, still counted
+    # tried again at the next check (team sync), refused again, still counted, not logged again
     assert cli("team", "sync", data_dir=a.data_dir).stdout.count("refused by the server: 1 row(s)") == 1
+    assert len([r for r in caplog.records if "refused" in r.getMessage()]) == 1
 
 
 def test_a_server_without_init_still_works_and_says_authorship_is_unverified(tmp_path, team_url, pg):

@@ -13,7 +13,7 @@ refuses.
   nothing), and the reconciliation runs at once.
 - **Refused rows**: a batch the server refuses (a row over `ROW_LIMIT`, a role that may not write it,
   data PostgreSQL cannot hold) is sent again row by row; each refused row is logged once, counted in
-  `team status`, stays in the outbox and is tried again at the next reconciliation.
+  `team status`, stays in the outbox and is tried again at the next reconciliation (not logged again).
 """
 
 from __future__ import annotations
@@ -181,9 +181,10 @@ def reconcile(replicator: Replicator, conn: Store, device: str) -> Reconciled:
 # -- rows the server refuses ----------------------------------------------------------------------------
 
 
-def refused(conn: Store) -> set[str]:
+def refused(conn: Store, key: str = "refused") -> set[str]:
+    """The uids refused since the last check (`refused`), or ever logged (`refused_logged`)."""
     try:
-        return set(json.loads(local.state(conn).get("refused") or "[]"))
+        return set(json.loads(local.state(conn).get(key) or "[]"))
     except ValueError:
         return set()
 
@@ -209,6 +210,7 @@ def send(replicator: Replicator, conn: Store, rows: Sequence[dict[str, Any]], de
             raise
     acknowledged: dict[str, tuple[int, bool]] = {}
     now_refused: list[str] = []
+    logged = refused(conn, "refused_logged")
     for row in rows:
         try:
             acknowledged.update(server.push(replicator.remote, [row], replicator.config.author, device))
@@ -217,10 +219,12 @@ def send(replicator: Replicator, conn: Store, rows: Sequence[dict[str, Any]], de
                 raise
             now_refused.append(row["uid"])
             reason = getattr(getattr(exc, "diag", None), "message_primary", None) or replicator.describe(exc)
-            log.error("team: the server refused %s %s (it stays in the outbox): %s", row["kind"], row["uid"],
-                      reason)
+            if row["uid"] not in logged:  # once per row, not at every retry
+                log.error("team: the server refused %s %s (it stays in the outbox): %s", row["kind"], row["uid"],
+                          reason)
     if now_refused:
-        local.set_state(conn, {"refused": json.dumps(sorted(skip | set(now_refused)))})
+        local.set_state(conn, {"refused": json.dumps(sorted(skip | set(now_refused))),
+                               "refused_logged": json.dumps(sorted(logged | set(now_refused)))})
     return acknowledged, len(now_refused)
 
 
