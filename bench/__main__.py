@@ -118,6 +118,7 @@ def rows(report: dict) -> list[tuple[str, str, str, bool | None]]:
                       f"{install_env['watch_look_cpu_us']} µs CPU = {install_env['watch_cpu_s_per_day']} s CPU a day", "",
                       None))
     found += team_rows(report.get("team"))
+    found += team_reconcile_rows(report.get("team"))
     when = report.get("when")
     if when:  # issue 29, time in the question: can a time prior help, and where (LoCoMo, `bench_when`)
         for name, figures in when["categories"].items():
@@ -435,6 +436,24 @@ def team_rows(team: dict | None) -> list[tuple[str, str, str, bool | None]]:
          f"{initial['pull_rows_per_s']:,} rows/s = {initial['pull_ratio_to_bare']}× bare COPY", "", None),
         (f"team outbox drain after an outage, {drain['rows']:,} rows", f"{drain['rows_per_s']:,} rows/s", "", None),
     ]
+
+
+def team_reconcile_rows(team: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    """Issue 32: the reconciliation check's cost on the server; what the row limit and verified
+    authorship cost a push."""
+    check, push = (team or {}).get("reconcile"), (team or {}).get("authorship_push")
+    found: list[tuple[str, str, str, bool | None]] = []
+    if check:
+        found.append((f"team reconciliation check, {check['observations']:,} observations pushed"
+                      f" ({check['rows_on_server']:,} rows on the server)", f"server {check['server_digest_ms']} ms"
+                      f" ({check['server_digest_without_index_ms']} ms without its index); whole check"
+                      f" {check['whole_check_ms']} ms", f"server ≤ {check['budget_ms']} ms",
+                      check["server_digest_ms"] <= check["budget_ms"]))
+    if push:
+        found.append((f"team push, {push['observations']:,} observations: no size CHECK / CHECK / team init",
+                      f"{push['no_check_rows_per_s']:,} / {push['check_rows_per_s']:,} / {push['verified_rows_per_s']:,}"
+                      f" rows/s ({push['check_ratio']}× / {push['verified_ratio']}× the time)", "", None))
+    return found
 
 
 def clients_rows(clients: dict) -> list[tuple[str, str, str, bool | None]]:

@@ -10,6 +10,12 @@ Figures:
   run (the same rows copied with one psycopg COPY into a plain table, no upsert or local store).
 - **outbox drain after an outage**: the server stopped while A writes 10% of `--size` more
   observations; after it returns, the time for one exchange to push them all (rows per second).
+- **reconcile** (issue 32): the reconciliation check of a project of `--size` observations pushed
+  from A (beside as many of a teammate's): the server's digest query, p50, with its index and without;
+  and the whole check from A. Budget ≤ 100 ms on the server.
+- **authorship push** (issue 32): `--size`/10 observations pushed into a server without the row size
+  CHECK (the push as before), with it, and set up with `team init` (row-level security, the guard
+  trigger, a member role): rows per second, and the ratios to the first.
 """
 
 from __future__ import annotations
@@ -182,9 +188,127 @@ def main(argv: list[str]) -> dict[str, object]:
         report["drain"] = {"rows": backlog + (backlog + 99) // 100, "seconds": round(drain_s, 2),
                            "rows_per_s": round((backlog + (backlog + 99) // 100) / drain_s),
                            "pushed": getattr(totals, "pushed", 0)}
+        report["reconcile"] = reconcile_cost(cluster, root, size)
+        print(f"  reconcile: server {report['reconcile']['server_digest_ms']} ms"  # type: ignore[index]
+              f" (budget {RECONCILE_BUDGET_MS} ms)", file=sys.stderr)
+        report["authorship_push"] = authorship_push_cost(cluster, root, max(size // 10, 1000))
         return report
     finally:
         cluster.stop()
         import shutil
 
         shutil.rmtree(root, ignore_errors=True)
+
+
+RECONCILE_BUDGET_MS = 100.0
+
+
+def reconcile_cost(cluster: Cluster, root: str, size: int, runs: int = 7) -> dict[str, object]:
+    """Issue 32: the reconciliation check of one project of `size` observations pushed from A, beside
+    as many rows of other devices: the server's digest query (p50 of `runs`, with and without its
+    index), and the whole check from A (the local uid scan, the digest, nothing to re-send)."""
+    import psycopg
+
+    from claude_mem.store import team_digest, team_server
+    from claude_mem.team import integrity
+    from claude_mem.team.sync import device_id
+
+    url = cluster.create_database("reconcile", "reconcile", "reconcile-pw")
+    a, a_key = machine(root, "reconcile-a", url)
+    fill(a, a_key, size, "reconcile")
+    conn = db.connect(db.db_path(a))
+    device = device_id(conn)
+    for table in ("sessions", "observations"):  # as if pushed: acknowledged at revision 1
+        conn.execute(f"UPDATE {table} SET team_rev = 1 WHERE project = ?", (a_key,))
+    conn.commit()
+    mine = team_digest.pushed_uids(conn, [a_key])
+    conn.close()
+    admin = cluster.admin_url("reconcile")
+    with psycopg.connect(url, autocommit=True) as server:
+        team_server.migrate(server)
+    with psycopg.connect(admin, autocommit=True) as server:
+        server.execute("INSERT INTO claude_mem.projects (id) VALUES (%s)", (REMOTE,))
+        with server.cursor() as cursor, cursor.copy(
+                "COPY claude_mem.rows (uid, kind, project, author, device, payload, rev) FROM STDIN") as copy:
+            for n, (kind, uid) in enumerate(mine):
+                copy.write_row((uid, kind, REMOTE, "a", device, '{"title": "x"}', n + 1))
+            for n in range(size):  # a teammate's rows of the same project
+                copy.write_row((hashlib.md5(f"other-{n}".encode()).hexdigest(), "observation", REMOTE, "b", "dev-b",
+                                '{"title": "x"}', len(mine) + n + 1))
+        server.execute("VACUUM ANALYZE claude_mem.rows")
+
+        def digest_ms() -> float:
+            samples = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                team_server.digest(server, REMOTE, device)
+                samples.append((time.perf_counter() - started) * 1000)
+            return round(statistics.median(samples), 1)
+
+        with_index = digest_ms()
+        server.execute("DROP INDEX claude_mem.rows_reconcile")
+        without_index = digest_ms()
+        server.execute("CREATE INDEX rows_reconcile ON claude_mem.rows (project, device, uid) WHERE NOT deleted")
+        server.execute("VACUUM ANALYZE claude_mem.rows")
+        with_index_again = digest_ms()
+    worker = replicator(a)
+    try:
+        worker.open()
+        local_conn = db.connect(db.db_path(a))
+        samples, resent = [], 0
+        for _ in range(3):
+            started = time.perf_counter()
+            resent += integrity.reconcile(worker, local_conn, device).resent
+            samples.append((time.perf_counter() - started) * 1000)
+        local_conn.close()
+    finally:
+        worker.close()
+    server_ms = min(with_index, with_index_again)  # the two with-index runs bracket the one without
+    return {"observations": size, "rows_on_server": len(mine) + size, "server_digest_ms": server_ms,
+            "server_digest_without_index_ms": without_index, "whole_check_ms": round(statistics.median(samples), 1),
+            "resent": resent, "budget_ms": RECONCILE_BUDGET_MS}
+
+
+def authorship_push_cost(cluster: Cluster, root: str, size: int) -> dict[str, object]:
+    """Issue 32: what the row limit and verified authorship cost a push. The same `size` observations
+    pushed by one exchange into three servers in this run: schema 2 without its size CHECK (the push
+    as before), schema 2 (the CHECK), and a server set up with `team init` (row-level security and the
+    guard trigger), as a member role. Rows per second each."""
+    import shutil
+
+    import psycopg
+
+    from claude_mem.store import team_admin
+
+    source, key = machine(root, "authorship-source", "postgresql://unused@127.0.0.1/none")
+    fill(source, key, size, "authorship")
+    cluster.sql("CREATE ROLE authadmin LOGIN CREATEROLE PASSWORD 'authadmin-pw'")
+    urls = {}
+    for name in ("no_check", "check", "verified"):
+        if name == "verified":
+            cluster.sql("CREATE DATABASE auth_verified OWNER authadmin")
+            admin_url = cluster.url("authadmin", "authadmin-pw", "auth_verified")
+            with psycopg.connect(admin_url, autocommit=True) as conn:
+                team_admin.init(conn)
+                made = team_admin.add_member(conn, "Bench member", "bench_member")
+            urls[name] = cluster.url(made["role"], made["password"], "auth_verified")
+        else:
+            urls[name] = cluster.create_database(f"auth_{name}", f"auth_{name}", f"auth-{name}-pw")
+            with psycopg.connect(urls[name], autocommit=True) as conn:
+                team_admin.team_server.migrate(conn)
+                if name == "no_check":
+                    conn.execute("ALTER TABLE claude_mem.rows DROP CONSTRAINT rows_payload_limit")
+    rows = size + (size + 99) // 100
+    report: dict[str, object] = {"observations": size, "rows": rows}
+    for name, url in urls.items():
+        data_dir = os.path.join(root, f"authorship-{name}")
+        shutil.copytree(source, data_dir)
+        with open(settings.settings_path(data_dir)) as handle:
+            values = json.load(handle)
+        with open(settings.settings_path(data_dir), "w") as handle:
+            json.dump({**values, "team_database_url": url}, handle)
+        seconds, _ = timed_sync(data_dir)
+        report[f"{name}_rows_per_s"] = round(rows / seconds)
+    report["check_ratio"] = round(report["no_check_rows_per_s"] / report["check_rows_per_s"], 2)  # type: ignore[operator]
+    report["verified_ratio"] = round(report["no_check_rows_per_s"] / report["verified_rows_per_s"], 2)  # type: ignore[operator]
+    return report

@@ -26,8 +26,11 @@ def team_checks(ctx: Context) -> list[Check]:
         return [Check("team", PROBLEM, f"cannot connect to the team server {where}: "
                       f"{team_config.safe_error(exc, config.url)}",
                       "check team_database_url (host, port, user, password, sslmode) and that the server runs")]
+    facts: dict[str, object] = {}
     try:
         version = team_server.server_version(conn)
+        if version is not None and 2 <= version <= team_server.SCHEMA_VERSION:
+            facts = team_server.facts(conn)
     except Exception as exc:
         return [Check("team", PROBLEM, f"team server {where}: {team_config.safe_error(exc, config.url)}")]
     finally:
@@ -39,5 +42,8 @@ def team_checks(ctx: Context) -> list[Check]:
     if version > team_server.SCHEMA_VERSION:
         return [Check("team", PROBLEM, f"team server {where} has schema version {version}, newer than this"
                       f" claude-mem's ({team_server.SCHEMA_VERSION})", "upgrade claude-mem on this machine")]
-    return [Check("team", OK, f"team server {where} connected (schema {version}); sharing {shared} as"
-                  f" {config.author}")]
+    if facts.get("verified"):
+        who = f"authorship verified: role {facts['role']}" + (f" writes as {facts['name']}" if facts.get("name") else "")
+    else:
+        who = f"authorship unverified (one shared role), writing as {config.author}"
+    return [Check("team", OK, f"team server {where} connected (schema {version}); sharing {shared}; {who}")]

@@ -11,6 +11,13 @@ bury it, and a deleted row stays deleted (a tombstone: forget wins over any late
 The schema is this project's: migrations below, applied by the first client that connects, under a
 session advisory lock so two workers never migrate at once; a server whose schema is newer than this
 code is refused with `NewerSchema`.
+
+Schema 2 binds a row to the database role that wrote it (`role`, `current_user` by default), bounds a
+row's size (`ROW_LIMIT`, a CHECK that only new writes meet: old rows stay), keeps an epoch id (random,
+made once: a server built anew has another one) and the `members` table (role → display name) that
+`team add-member` fills. A server set up with `team init` (store/team_admin.py) also forces row-level
+security and a trigger on rows: authorship is then verified, and the author pulled is the one its role
+maps to, never the one a client claimed.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from claude_mem.domain import ClaudeMemError
 MIGRATE_LOCK = 0x636D6D67
 WRITE_LOCK = 0x636D7772
 CONNECT_TIMEOUT = 5
+# The largest row the server takes: its payload as JSON text, in bytes (a CHECK on the table).
+ROW_LIMIT = 256 * 1024
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -47,6 +56,22 @@ MIGRATIONS: list[tuple[str, str]] = [
             updated_at timestamptz NOT NULL DEFAULT now()
         );
         CREATE INDEX rows_project_rev ON claude_mem.rows (project, rev);
+        """,
+    ),
+    (
+        "authorship",
+        f"""
+        ALTER TABLE claude_mem.rows ADD COLUMN role text NOT NULL DEFAULT current_user;
+        ALTER TABLE claude_mem.rows ADD CONSTRAINT rows_payload_limit
+            CHECK (payload IS NULL OR octet_length(payload::text) <= {ROW_LIMIT}) NOT VALID;
+        CREATE TABLE claude_mem.members (
+            role text PRIMARY KEY,
+            name text NOT NULL,
+            added_at timestamptz NOT NULL DEFAULT now()
+        );
+        INSERT INTO claude_mem.meta VALUES ('epoch', md5(random()::text || clock_timestamp()::text))
+            ON CONFLICT (key) DO NOTHING;
+        CREATE INDEX rows_reconcile ON claude_mem.rows (project, device, uid) WHERE NOT deleted;
         """,
     ),
 ]
@@ -95,22 +120,36 @@ def migrate(conn: Any) -> list[str]:
         if current is not None and current > SCHEMA_VERSION:
             raise NewerSchema(f"the team server's schema is version {current}, newer than this claude-mem's "
                               f"({SCHEMA_VERSION}): upgrade claude-mem on this machine")
-        done = []
-        with conn.transaction():
-            if current is None:
-                conn.execute("CREATE SCHEMA IF NOT EXISTS claude_mem")
-                conn.execute("CREATE TABLE claude_mem.meta (key text PRIMARY KEY, value text NOT NULL)")
-                conn.execute("INSERT INTO claude_mem.meta VALUES ('schema_version', '0')")
-                current = 0
-            for version, (name, script) in enumerate(MIGRATIONS, start=1):
-                if version <= current:
-                    continue
-                conn.execute(script)
-                conn.execute("UPDATE claude_mem.meta SET value = %s WHERE key = 'schema_version'", (str(version),))
-                done.append(name)
+        done: list[str] = []
+        if current == SCHEMA_VERSION:
+            return done
+        try:
+            _apply(conn, current, done)
+        except driver().errors.InsufficientPrivilege as exc:
+            what = "has no claude-mem schema" if current is None else \
+                f"has schema version {current}, older than this claude-mem's ({SCHEMA_VERSION})"
+            reason = " ".join(str(exc).split())
+            raise ServerError(f"the team server {what}, and this role may not change it ({reason}): the admin"
+                              " runs `claude-mem team init ADMIN_URL` (safe to run again)") from exc
         return done
     finally:
         conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATE_LOCK,))
+
+
+def _apply(conn: Any, current: int | None, done: list[str]) -> None:
+    """Run the migrations above `current` (None: no schema yet) in one transaction."""
+    with conn.transaction():
+        if current is None:
+            conn.execute("CREATE SCHEMA IF NOT EXISTS claude_mem")
+            conn.execute("CREATE TABLE claude_mem.meta (key text PRIMARY KEY, value text NOT NULL)")
+            conn.execute("INSERT INTO claude_mem.meta VALUES ('schema_version', '0')")
+            current = 0
+        for version, (name, script) in enumerate(MIGRATIONS, start=1):
+            if version <= current:
+                continue
+            conn.execute(script)
+            conn.execute("UPDATE claude_mem.meta SET value = %s WHERE key = 'schema_version'", (str(version),))
+            done.append(name)
 
 
 def push(conn: Any, rows: Sequence[dict[str, Any]], author: str, device: str) -> dict[str, tuple[int, bool]]:
@@ -157,14 +196,87 @@ def projects(conn: Any) -> list[str]:
     return [str(row[0]) for row in conn.execute("SELECT id FROM claude_mem.projects ORDER BY id")]
 
 
+# Who wrote a row, as pulled: on a verified server (row-level security forced, `team init`) the display
+# name its role maps to (or the role itself), never what the client claimed; elsewhere the claimed author.
+# `FROM_ROWS` gives the aliases it needs (r: the rows; m: members; v: whether authorship is verified).
+AUTHOR_SQL = "CASE WHEN v.verified THEN coalesce(m.name, r.role) ELSE r.author END"
+FROM_ROWS = (
+    "claude_mem.rows r LEFT JOIN claude_mem.members m ON m.role = r.role CROSS JOIN"
+    " (SELECT relrowsecurity AND relforcerowsecurity AS verified FROM pg_class"
+    " WHERE oid = 'claude_mem.rows'::regclass) v"
+)
+
+
 def pull(conn: Any, project: str, after: int, device: str, limit: int) -> list[dict[str, Any]]:
     """Up to `limit` rows of `project` with a revision above `after`, in revision order, written by
     other devices: {uid, kind, project, author, device, payload, deleted, rev}."""
     cursor = conn.execute(
-        "SELECT uid, kind, project, author, device, payload, deleted, rev FROM claude_mem.rows"
-        " WHERE project = %s AND rev > %s AND device <> %s ORDER BY rev LIMIT %s",
+        f"SELECT r.uid, r.kind, r.project, {AUTHOR_SQL}, r.device, r.payload, r.deleted, r.rev FROM {FROM_ROWS}"
+        " WHERE r.project = %s AND r.rev > %s AND r.device <> %s ORDER BY r.rev LIMIT %s",
         (project, after, device, limit),
     )
     return [{"uid": uid, "kind": kind, "project": proj, "author": author, "device": dev,
              "payload": payload if isinstance(payload, dict) else {}, "deleted": bool(deleted), "rev": int(rev)}
             for uid, kind, proj, author, dev, payload, deleted, rev in cursor.fetchall()]
+
+
+# -- what the server is, and what it holds (reconciliation) ------------------------------------------
+
+
+def facts(conn: Any) -> dict[str, Any]:
+    """{epoch, verified (authorship bound to roles), role (this connection's), name (its display name
+    on the server, or None)}."""
+    row = conn.execute(
+        "SELECT (SELECT value FROM claude_mem.meta WHERE key = 'epoch'),"
+        " (SELECT relrowsecurity AND relforcerowsecurity FROM pg_class WHERE oid = 'claude_mem.rows'::regclass),"
+        " current_user, (SELECT name FROM claude_mem.members WHERE role = current_user)"
+    ).fetchone()
+    return {"epoch": row[0], "verified": bool(row[1]), "role": row[2], "name": row[3]}
+
+
+def digest(conn: Any, project: str, device: str) -> dict[str, tuple[int, int]]:
+    """The live rows of `project` written by `device`, by bucket (the uid's first two hex digits):
+    bucket → (count, the sum of the next 15 hex digits of each uid). One index-only scan."""
+    cursor = conn.execute(
+        "SELECT left(uid, 2), count(*), sum(('x' || substr(uid, 3, 15))::bit(60)::bigint) FROM claude_mem.rows"
+        " WHERE project = %s AND device = %s AND NOT deleted GROUP BY 1",
+        (project, device),
+    )
+    return {str(bucket): (int(count), int(total)) for bucket, count, total in cursor.fetchall()}
+
+
+def held(conn: Any, uids: Sequence[str]) -> set[str]:
+    """Which of these uids the server has a row for (live or a tombstone)."""
+    if not uids:
+        return set()
+    return {str(uid) for (uid,) in conn.execute("SELECT uid FROM claude_mem.rows WHERE uid = ANY(%s)", (list(uids),))}
+
+
+def last_revision(conn: Any, project: str) -> int:
+    """The highest revision of `project` on the server (0 when it has none)."""
+    row = conn.execute("SELECT max(rev) FROM claude_mem.rows WHERE project = %s", (project,)).fetchone()
+    return int(row[0] or 0)
+
+
+
+def lost_anchors(conn: Any, anchors: Sequence[tuple[str, int]]) -> tuple[set[str], int]:
+    """Of these (uid, revision) pairs of observations (see `anchor`), the uids the server no longer holds
+    at that revision, nor as a tombstone: rows are never removed and an observation's content never
+    changes once pushed, so one missing, or sent again under a new revision, means the server went back
+    in time (an older backup restored, a crash that lost commits). With the last revision the server
+    gave (0 before the first), in one query."""
+    row = conn.execute(
+        "SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM claude_mem.revision),"
+        " array(SELECT a.uid FROM unnest(%s::text[], %s::bigint[]) AS a (uid, rev) WHERE NOT EXISTS"
+        " (SELECT 1 FROM claude_mem.rows r WHERE r.uid = a.uid AND (r.rev = a.rev OR r.deleted)))",
+        ([uid for uid, _ in anchors], [rev for _, rev in anchors]),
+    ).fetchone()
+    return {str(uid) for uid in row[1]}, int(row[0])
+
+
+def anchor(conn: Any, project: str, rev: int) -> tuple[str, int] | None:
+    """(uid, revision) of the live observation of `project` last at or below revision `rev` (None when
+    there is none): observations, unlike sessions, do not change once pushed."""
+    row = conn.execute("SELECT uid, rev FROM claude_mem.rows WHERE project = %s AND rev <= %s AND kind = 'observation'"
+                       " AND NOT deleted ORDER BY rev DESC LIMIT 1", (project, rev)).fetchone()
+    return (str(row[0]), int(row[1])) if row else None

@@ -9,7 +9,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from claude_mem import privacy, project
 from claude_mem.settings import MASK
@@ -103,3 +103,26 @@ def server_label(url: str) -> str:
     except ValueError:
         return "an unparsable team_database_url"
     return f"{host}{port}{parts.path or ''}"
+
+
+def check_url(url: str) -> str | None:
+    """Why `url` is not a PostgreSQL URL this command can use (None: it is one)."""
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018  (raises ValueError on a bad port)
+    except ValueError as exc:
+        return f"not a usable URL: {exc}"
+    if parts.scheme not in ("postgresql", "postgres"):
+        return "expected a URL of the form postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+    if not parts.path.strip("/"):
+        return "the URL names no database: postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+    return None
+
+
+def member_url(admin_url: str, role: str, password: str) -> str:
+    """The URL a member connects with: the admin URL's host, port, database and options (sslmode, …)
+    with the member's role and password instead of the admin's."""
+    parts = urlsplit(admin_url.strip())
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, f"{quote(role, safe='')}:{quote(password, safe='')}@{host}", parts.path,
+                       parts.query, ""))

@@ -20,6 +20,7 @@ from claude_mem import project as identity
 from claude_mem.store import DatabaseError, Store
 from claude_mem.store import team as local
 from claude_mem.store import team_server as server
+from claude_mem.team import integrity
 from claude_mem.team.config import TeamConfig, safe_error, team_project
 
 BATCH = 500
@@ -36,6 +37,8 @@ class Totals:
     buried: int = 0
     pulled: int = 0
     deleted: int = 0
+    resent: int = 0  # rows the server had lost, sent again (reconciliation)
+    refused: int = 0  # rows the server refused (they stay in the outbox)
     migrated: list[str] = field(default_factory=list)
 
     def add(self, other: Totals) -> None:
@@ -43,6 +46,8 @@ class Totals:
         self.buried += other.buried
         self.pulled += other.pulled
         self.deleted += other.deleted
+        self.resent += other.resent
+        self.refused += other.refused
 
 
 def now_iso() -> str:
@@ -67,6 +72,8 @@ class Replicator:
         self.connect_local = connect_local
         self.remote: Any = None  # the psycopg connection, opened (and migrated) on first use
         self._found_remotes: dict[str, str | None] = {}
+        self._server_checked = False  # epoch and authorship read on this connection
+        self._next_reconcile = 0.0  # time.monotonic() of the next periodic reconciliation
 
     # -- the server connection ------------------------------------------------------------------
 
@@ -88,6 +95,7 @@ class Replicator:
             except Exception:
                 pass
             self.remote = None
+        self._server_checked = False
 
     def describe(self, exc: BaseException) -> str:
         return safe_error(exc, self.config.url)
@@ -138,14 +146,15 @@ class Replicator:
                 after = rows[-1]["id"]
                 sent = [{"uid": row["uid"], "kind": kind, "project": shared[row["project"]],
                          "payload": {k: v for k, v in row.items() if k not in _NOT_PAYLOAD}} for row in rows]
-                revisions = server.push(self.remote, sent, self.config.author, device)
+                revisions, refused = integrity.send(self, conn, sent, device)
+                totals.refused += refused
                 marks = [(row["id"], row["uid"], revisions[row["uid"]][0]) for row in rows if row["uid"] in revisions]
                 gone = local.mark_pushed(conn, kind, marks)
                 if gone:  # deleted here while on their way: bury them now rather than wait
                     totals.buried += server.bury(self.remote, gone, self.config.author, device)
                 buried_there = [uid for uid, (_, deleted) in revisions.items() if deleted]
                 totals.deleted += local.delete_rows(conn, kind, buried_there)
-                totals.pushed += len(rows)
+                totals.pushed += sum(1 for row in rows if row["uid"] in revisions)
                 if progress:
                     progress("push", totals.pushed, total)
         while True:
@@ -189,15 +198,26 @@ class Replicator:
 
     # -- one exchange -------------------------------------------------------------------------------
 
-    def sync_once(self, progress: Progress | None = None) -> Totals:
-        """Push then pull; raises on any failure (the caller records it and retries later)."""
+    def sync_once(self, progress: Progress | None = None, reconcile: bool | None = None) -> Totals:
+        """Push then pull, and reconcile (always with `reconcile` True or when the server at the URL
+        changed, never with False, every `integrity.RECONCILE_SECONDS` with None); raises on any
+        failure (the caller records it and retries later)."""
         totals = Totals()
         totals.migrated = self.open()
         conn = self.connect_local()
         try:
             device = device_id(conn)
+            if not self._server_checked:
+                if integrity.check_server(self, conn):  # another server at this URL: check at once
+                    reconcile = True
+                self._server_checked = True
+            if reconcile or (reconcile is None and time.monotonic() >= self._next_reconcile):
+                totals.resent += integrity.reconcile(self, conn, device).resent  # the push below re-sends
+                self._next_reconcile = time.monotonic() + integrity.RECONCILE_SECONDS
             totals.add(self.push(conn, device, progress))
+            integrity.check_cursors(self, conn)
             totals.add(self.pull(conn, device, progress))
+            integrity.take_anchors(self, conn)
             record(conn, totals, None)
         finally:
             conn.close()

@@ -11,6 +11,7 @@ import time
 
 from claude_mem.store import team as local
 from claude_mem.team import config as team_config
+from claude_mem.team import integrity
 from claude_mem.team.sync import Replicator, record_failure
 from claude_mem.worker.background import BackgroundTask
 from claude_mem.worker.context import WorkerContext
@@ -56,6 +57,8 @@ class TeamService(BackgroundTask):
         totals = self.replicator.sync_once()
         if totals.migrated:
             log.info("team server schema brought up to date: %s", ", ".join(totals.migrated))
+        if totals.resent:
+            log.info("team: %d row(s) the server had lost were sent again", totals.resent)
         if totals.pushed or totals.pulled or totals.buried or totals.deleted:
             log.info("team: pushed %d, pulled %d, deleted %d (buried %d)", totals.pushed, totals.pulled,
                      totals.deleted, totals.buried)
@@ -102,5 +105,6 @@ class TeamService(BackgroundTask):
                 round(time.time() - self.last_sync, 1) if self.last_sync else None,
             "pushed": int(saved.get("pushed", "0")), "pulled": int(saved.get("pulled", "0")),
             "deleted": int(saved.get("deleted", "0")), "interval_seconds": config.interval,
+            **integrity.report(saved),
         })
         return report
