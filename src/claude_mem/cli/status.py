@@ -70,7 +70,13 @@ def status_report() -> dict[str, Any]:
             "privacy": stats.privacy_report(directory), "observer": observer, "worker": worker,
             "environment": environment_report(directory), "worker_stopped": origin.read_stopped(directory),
             "usage": usage_report(directory), "switch": switch_report(), "warnings": settings.problems(directory),
-            "auto_memory": auto_memory_status(directory)}
+            "auto_memory": auto_memory_status(directory),
+            "degraded": degraded_reasons(worker)}
+
+
+def degraded_reasons(worker: dict[str, Any]) -> list[dict[str, str]]:
+    """Why the running worker's /health says `degraded` ([{code, reason}]; none when it is ok or not running)."""
+    return list((worker.get("health") or {}).get("degraded") or []) if worker.get("running") else []
 
 
 def auto_memory_status(directory: str) -> dict[str, Any]:
@@ -113,6 +119,8 @@ def status(as_json: bool) -> None:
             f"database: {store['database']} ({human_bytes(store['database_bytes'])}, "
             f"schema v{store['schema_version']})"
         )
+    for reason in report["degraded"]:
+        out.print(f"degraded: {reason.get('reason')}", markup=False, style="red")
     counts = store["counts"]
     table = Table(show_header=True, header_style="bold")
     table.add_column("what")
