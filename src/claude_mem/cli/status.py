@@ -157,7 +157,9 @@ def status(as_json: bool) -> None:
         out.print(f"  next retry at {observer['next_retry_at']}")
     for failure in observer["recent_failures"]:
         out.print(f"  failed #{failure['id']} {failure['kind']} after {failure['attempts']} attempt(s): "
-                  f"{str(failure['last_error'] or '')[:160]}  (`claude-mem queue retry {failure['id']}`)")
+                  f"{str(failure['last_error'] or '')[:160]}  "
+                  + ("(transient: the worker retries it)" if failure.get("comes_back")
+                     else f"(`claude-mem queue retry {failure['id']}`)"))
     for line in describe_report(report["worker"], shown_warnings=report["warnings"]):
         out.print(line, markup=False)
     plugin_env = report["environment"]

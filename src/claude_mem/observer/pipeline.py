@@ -406,7 +406,8 @@ class Pipeline:
             self.paused_until = time.time() + PAUSE_RECHECK_SECONDS
             await self.db(queue.fail_batch, batch, message, burn=False, delay=0.0, **common)
         else:
-            await self.db(queue.fail_batch, batch, message, final=not exc.retryable, **common)
+            await self.db(queue.fail_batch, batch, message, final=not exc.retryable,
+                          failure_class=failure_class(exc), **common)
 
     # -- housekeeping -----------------------------------------------------------------------------
 
@@ -457,6 +458,13 @@ class Pipeline:
 
     def close(self) -> None:
         self.executor.shutdown(wait=True)
+
+
+def failure_class(exc: ProviderError) -> str:
+    """`content` when the events themselves are the cause — the observer's reply for them unparseable
+    attempt after attempt, a request the provider refuses as malformed (a 4xx: `retryable` False);
+    `transient` for the rest (timeouts, 5xx, connections, a bug met once), which the worker retries later."""
+    return queue.CONTENT if isinstance(exc, MalformedReply) or not exc.retryable else queue.TRANSIENT
 
 
 def _related(conn: Store, batch: Batch, shown: Sequence[RenderedEvent]) -> list[Related]:

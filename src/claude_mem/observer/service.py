@@ -50,6 +50,7 @@ class ObserverService:
         released = queue.release_stale_claims(conn, int(ctx.settings.get("max_attempts") or 3))
         if released:
             log.info("requeued %d events claimed by a previous worker", released)
+        self.revive(conn)
         self.pipeline = Pipeline(conn, ctx.settings, provider, publish=ctx.bus.publish,
                                  store_notes=ctx.store_notes, problems=ctx.service_errors)
         ctx.provider_health = self.pipeline.health
@@ -57,6 +58,15 @@ class ObserverService:
         ctx.provider_name = provider.name
         self.tasks = [asyncio.create_task(self.pipeline.run(), name="observer-lanes"),
                       asyncio.create_task(self._housekeeping(), name="observer-housekeeping")]
+
+    def revive(self, conn: Any) -> int:
+        """Events that failed for a transient reason and waited long enough: back in the queue."""
+        backoff = self.ctx.settings.get("retry_backoff_seconds")
+        revived = queue.revive_transient(conn, backoff_base=float(backoff) if isinstance(backoff, (int, float)) else 2.0)
+        if revived:
+            log.info("retrying %d event(s) that failed for a transient reason (worker stopped, provider"
+                     " or database unavailable)", revived)
+        return revived
 
     async def _housekeeping(self) -> None:
         assert self.pipeline is not None
@@ -77,6 +87,13 @@ class ObserverService:
                 log.exception("ingesting the spool failed")
             else:
                 locked = False
+            try:
+                await pipeline.db(self.revive)
+            except DatabaseError as exc:
+                if not is_lock_error(exc):
+                    log.exception("retrying transient failures failed")
+            except Exception:
+                log.exception("retrying transient failures failed")
             if since_sweep >= SWEEP_SECONDS:
                 since_sweep = 0.0
                 try:
