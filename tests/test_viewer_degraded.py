@@ -6,6 +6,7 @@ import sys
 
 from claude_mem.store import db
 from claude_mem.worker import health
+from observer_support import add_event, add_session, connect
 from test_faults_health import HOLD
 from viewer_support import browser, open_page, served  # noqa: F401  (fixtures)
 
@@ -40,3 +41,23 @@ def test_reasons_are_shown_as_text_and_settings_keep_their_own_banner(served, op
     assert page.locator("#degraded img").count() == 0
     watched.assert_clean()
 
+
+
+def test_a_failed_event_says_whether_it_comes_back(served, open_page, data_dir):
+    data_dir.mkdir(parents=True, exist_ok=True)
+    conn = connect(str(data_dir))
+    session = add_session(conn, "failing")
+    classes = {"transient": "transient: retried by itself", "content": "content: stays failed"}
+    ids = {}
+    for index, failure_class in enumerate(classes):
+        ids[failure_class] = add_event(conn, session, "tool", {"tool_name": "Bash"}, f"evt-{index}")
+        conn.execute("UPDATE pending_events SET status = 'failed', attempts = 3, failure_class = ?,"
+                     " last_error = 'x' WHERE id = ?", (failure_class, ids[failure_class]))
+    conn.close()
+    watched = open_page(served.start().url)
+    page = watched.page
+    for failure_class, shown in classes.items():
+        item = page.locator(f'#failed li[data-id="{ids[failure_class]}"] .failed-head .muted')
+        item.wait_for()
+        assert item.text_content() == f"3 attempts · {shown}"
+    watched.assert_clean()
