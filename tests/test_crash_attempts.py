@@ -33,6 +33,15 @@ def event_row(data_dir, event_id: int) -> tuple:
         conn.close()
 
 
+def kill_worker(data_dir) -> None:
+    """SIGKILL the data dir's worker and wait until it is gone (its worker.json removed, as a next start would)."""
+    pid = discovery.read_info(str(data_dir))["pid"]
+    psutil.Process(pid).kill()
+    psutil.Process(pid).wait(10)
+    assert not worker_processes(data_dir)
+    discovery.remove_info(str(data_dir), pid=pid)
+
+
 def test_a_claim_left_by_a_dead_worker_counts_and_fails_at_the_limit(data_dir):
     event = seed(data_dir)
     conn = connect(str(data_dir))
@@ -57,11 +66,7 @@ def test_kill_9_mid_batch_counts_as_an_attempt(worker_env, tmp_path, monkeypatch
         cli("worker", "start")
         if kill <= 3:
             wait_for(lambda kill=kill: log.exists() and log.read_text().count('"start"') >= kill, message=f"claim {kill}")
-        pid = discovery.read_info(str(worker_env))["pid"]
-        psutil.Process(pid).kill()
-        psutil.Process(pid).wait(10)
-        assert not worker_processes(worker_env)
-        discovery.remove_info(str(worker_env), pid=pid)
+        kill_worker(worker_env)
     status, attempts, error = event_row(worker_env, event)
     assert (status, attempts) == ("failed", 3), (status, attempts, error)
     assert "stopped mid-batch" in error

@@ -22,6 +22,7 @@ EXPECTED_TABLES = {
     "pending_events": [
         "id", "event_key", "session_id", "kind", "prompt_number", "payload", "status", "attempts",
         "last_error", "lease_until", "next_attempt_at", "created_at", "processed_at",
+        "failure_class", "revivals",  # m021: why it failed; how often a transient failure came back
     ],
     "observations": [
         "id", "session_id", "project", "type", "title", "subtitle", "narrative", "facts", "concepts",

@@ -31,7 +31,10 @@ def queue(ctx: click.Context, status: str, session: str | None, limit: int, as_j
     """List the events waiting for the observer, and those that failed.
 
     Every prompt, tool call and turn end the hooks capture is queued here until the worker's
-    observer turns it into observations and a summary. A failed event shows its last error;
+    observer turns it into observations and a summary. A failed event shows its last error and
+    why it failed: `transient` (the worker stopped, the provider timed out or failed, the database
+    was locked) comes back by itself, retried by the worker with a growing wait (1 min, then 4, 16
+    and 64); `content` (the observer could not answer for these events) stays failed until
     `claude-mem queue retry` puts it back in the queue.
     """
     if ctx.invoked_subcommand is not None:
@@ -60,6 +63,8 @@ def queue(ctx: click.Context, status: str, session: str | None, limit: int, as_j
         table.add_row(str(row["id"]), str(row["session"])[:8], kind, str(row["status"]), str(row["attempts"]),
                       str(row["created_at"] or "")[5:19].replace("T", " "))
         detail = str(row["last_error"] or "")
+        if row["status"] == "failed":
+            detail = f"[{failure_note(row)}] {detail}"
         if row["status"] == "pending" and row["next_attempt_at"]:
             detail = f"retry after {row['next_attempt_at']}" + (f"; {detail}" if detail else "")
         if detail:
@@ -67,6 +72,17 @@ def queue(ctx: click.Context, status: str, session: str | None, limit: int, as_j
     out.print(table)
     for line in details:
         out.print(line, markup=False)
+
+
+def failure_note(row: dict[str, object]) -> str:
+    """Why a failed event failed, and whether the worker retries it by itself."""
+    revivals = row.get("revivals")
+    rounds = revivals if isinstance(revivals, int) else 0
+    if row.get("failure_class") == event_queue.TRANSIENT and rounds < event_queue.MAX_REVIVALS:
+        return "transient: the worker retries it by itself"
+    if row.get("failure_class") == event_queue.TRANSIENT:
+        return f"transient, but retried {rounds} times already: stays failed"
+    return "content: stays failed until retried"
 
 
 @queue.command()

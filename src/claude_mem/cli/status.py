@@ -71,7 +71,13 @@ def status_report() -> dict[str, Any]:
             "privacy": stats.privacy_report(directory), "observer": observer, "worker": worker,
             "environment": environment_report(directory), "worker_stopped": origin.read_stopped(directory),
             "usage": usage_report(directory), "switch": switch_report(), "warnings": settings.problems(directory),
-            "auto_memory": auto_memory_status(directory)}
+            "auto_memory": auto_memory_status(directory),
+            "degraded": degraded_reasons(worker)}
+
+
+def degraded_reasons(worker: dict[str, Any]) -> list[dict[str, str]]:
+    """Why the running worker's /health says `degraded` ([{code, reason}]; none when it is ok or not running)."""
+    return list((worker.get("health") or {}).get("degraded") or []) if worker.get("running") else []
 
 
 def auto_memory_status(directory: str) -> dict[str, Any]:
@@ -114,6 +120,8 @@ def status(as_json: bool) -> None:
             f"database: {store['database']} ({human_bytes(store['database_bytes'])}, "
             f"schema v{store['schema_version']})"
         )
+    for reason in report["degraded"]:
+        out.print(f"degraded: {reason.get('reason')}", markup=False, style="red")
     counts = store["counts"]
     table = Table(show_header=True, header_style="bold")
     table.add_column("what")
@@ -150,7 +158,9 @@ def status(as_json: bool) -> None:
         out.print(f"  next retry at {observer['next_retry_at']}")
     for failure in observer["recent_failures"]:
         out.print(f"  failed #{failure['id']} {failure['kind']} after {failure['attempts']} attempt(s): "
-                  f"{str(failure['last_error'] or '')[:160]}  (`claude-mem queue retry {failure['id']}`)")
+                  f"{str(failure['last_error'] or '')[:160]}  "
+                  + ("(transient: the worker retries it)" if failure.get("comes_back")
+                     else f"(`claude-mem queue retry {failure['id']}`)"))
     for line in describe_report(report["worker"], shown_warnings=report["warnings"]):
         out.print(line, markup=False)
     plugin_env = report["environment"]

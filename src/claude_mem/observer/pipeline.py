@@ -43,7 +43,7 @@ from claude_mem.observer.provider import (
     SessionInfo,
     TurnEnd,
 )
-from claude_mem.store import DatabaseError, Store, caught_late, integrity, queue, results
+from claude_mem.store import DatabaseError, Store, caught_late, integrity, probe, queue, results
 from claude_mem.store import spend as ledger
 from claude_mem.store.models import Batch, PendingEvent, Related
 
@@ -52,6 +52,8 @@ T = TypeVar("T")
 
 POLL_SECONDS = 0.5
 PAUSE_RECHECK_SECONDS = 30.0
+FAILING_STREAK = 3  # batches failed in a row before /health calls the observer lane failing
+LOCK_WAIT_SECONDS = (1.0, 15.0)  # the first and the longest wait while the database is locked
 
 
 class MalformedReply(ProviderError):
@@ -123,6 +125,9 @@ class Pipeline:
         # For /health: repairs the store needed (an index rebuilt), and a problem it still has.
         self.store_notes = store_notes if store_notes is not None else []
         self.problems = problems if problems is not None else {}
+        self.streak = 0  # batches failed in a row (any lane); 0 after one is stored
+        self.locked_since: float | None = None  # when the observer's writes started meeting a locked database
+        self.lock_waits = 0
 
     async def db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
@@ -136,16 +141,44 @@ class Pipeline:
 
     async def _lane(self) -> None:
         while not self.stopping.is_set():
+            wait = self.poll_seconds
             try:
                 worked = await self.step()
+                self._unlocked()
+            except DatabaseError as exc:
+                if not probe.is_lock_error(exc):
+                    log.exception("observer lane error")
+                    worked = False
+                else:  # one line per episode, not a traceback per poll; the lane waits and tries again
+                    wait, worked = self._locked(exc), False
             except Exception:
                 log.exception("observer lane error")
                 worked = False
             if not worked:
                 try:
-                    await asyncio.wait_for(self.stopping.wait(), self.poll_seconds)
+                    await asyncio.wait_for(self.stopping.wait(), wait)
                 except TimeoutError:
                     pass
+
+    def _locked(self, exc: BaseException) -> float:
+        """Note that a write met a locked database (logged once per episode, named in /health); how long
+        to wait before trying again (doubling from `LOCK_WAIT_SECONDS[0]` to `[1]`)."""
+        now = time.time()
+        if self.locked_since is None:
+            self.locked_since = now
+            log.warning("observer: the database is locked (%s); waiting for the other process to let go,"
+                        " retrying (events stay queued)", exc)
+        self.problems["observer_writes"] = (f"the observer's writes meet a locked database since {iso(self.locked_since)}"
+                                            f" ({exc}); it retries")
+        first, longest = LOCK_WAIT_SECONDS
+        self.lock_waits += 1
+        return float(min(longest, first * 2.0 ** min(self.lock_waits - 1, 10)))
+
+    def _unlocked(self) -> None:
+        if self.locked_since is not None:
+            log.info("observer: the database is writable again after %.0f s", time.time() - self.locked_since)
+            self.locked_since, self.lock_waits = None, 0
+            self.problems.pop("observer_writes", None)
 
     async def step(self) -> bool:
         """Claim and process one batch; False when nothing is due (or the queue is paused)."""
@@ -204,12 +237,16 @@ class Pipeline:
                 await self._failed(batch, ProviderError(f"{type(exc).__name__}: {exc}"), route)
                 return
         try:
-            stored = await self._store(batch, answer, route)
+            stored = await self._store_patiently(batch, answer, route)
         except DatabaseError as exc:
+            if probe.is_lock_error(exc):
+                raise  # still locked near the lease's end: the lane says so once; the lease returns the batch
             stored = await self._store_failed(batch, answer, exc, route)
             if stored is None:
                 return
         self.problems.pop("store", None)
+        if route is not None:  # the observer answered (a batch with nothing to observe proves nothing)
+            self._succeeded()
         self.rate_limited = 0
         # The stored rows reach the stream through the change log (worker.change_feed), as every write does.
         if stored is None:
@@ -231,6 +268,36 @@ class Pipeline:
             return Route(self.fallback, budget.FALLBACK, day, over_budget=True)
         await self.fallback.close(batch.content_session_id)
         return Route(self.conversations, self.provider.name, day)
+
+    async def _store_patiently(self, batch: Batch, answer: Answer, route: Route | None) -> results.Stored | None:
+        """Store the answer (already paid for); while the database is locked, wait and try again until half
+        the lease is used, then let the lock error through."""
+        deadline = time.monotonic() + self.lease_seconds / 2
+        while True:
+            try:
+                stored = await self._store(batch, answer, route)
+                self._unlocked()
+                return stored
+            except DatabaseError as exc:
+                if not probe.is_lock_error(exc) or self.stopping.is_set():
+                    raise
+                wait = self._locked(exc)
+                if time.monotonic() + wait > deadline:
+                    raise
+                await asyncio.sleep(wait)
+
+    def _succeeded(self) -> None:
+        if self.streak >= FAILING_STREAK:
+            log.info("observer: a batch was stored again after %d failed in a row", self.streak)
+        self.streak = 0
+        self.problems.pop("observer", None)
+
+    def _failing(self, message: str) -> None:
+        """Count a failed batch; from `FAILING_STREAK` in a row on, /health names the lane failing."""
+        self.streak += 1
+        if self.streak >= FAILING_STREAK:
+            self.problems["observer"] = (f"{self.streak} batches in a row failed; the last at {utc_stamp()}:"
+                                         f" {message[:300]}")
 
     async def _store(self, batch: Batch, answer: Answer, route: Route | None) -> results.Stored | None:
         return await self.db(
@@ -256,6 +323,7 @@ class Pipeline:
                 exc = again
         self.problems["store"] = f"results cannot be stored: {type(exc).__name__}: {exc}" + (
             f"; index check: {repair.error}" if repair.error else "")
+        self._failing(f"StoreError: {exc}")
         await self.db(queue.fail_batch, batch, f"StoreError: {exc}", max_attempts=self.max_attempts,
                       backoff_base=self.backoff)
         return None
@@ -324,6 +392,7 @@ class Pipeline:
                 log.warning("observer batch %s: its spend was not recorded: %s", batch.ids, db_error)
         message = f"{type(exc).__name__}: {exc}"
         log.warning("observer batch %s (session %s): %s", batch.ids, batch.content_session_id, message)
+        self._failing(message)
         common = {"max_attempts": self.max_attempts, "backoff_base": self.backoff}
         if isinstance(exc, RateLimited):
             self.rate_limited += 1
@@ -337,7 +406,8 @@ class Pipeline:
             self.paused_until = time.time() + PAUSE_RECHECK_SECONDS
             await self.db(queue.fail_batch, batch, message, burn=False, delay=0.0, **common)
         else:
-            await self.db(queue.fail_batch, batch, message, final=not exc.retryable, **common)
+            await self.db(queue.fail_batch, batch, message, final=not exc.retryable,
+                          failure_class=failure_class(exc), **common)
 
     # -- housekeeping -----------------------------------------------------------------------------
 
@@ -388,6 +458,13 @@ class Pipeline:
 
     def close(self) -> None:
         self.executor.shutdown(wait=True)
+
+
+def failure_class(exc: ProviderError) -> str:
+    """`content` when the events themselves are the cause — the observer's reply for them unparseable
+    attempt after attempt, a request the provider refuses as malformed (a 4xx: `retryable` False);
+    `transient` for the rest (timeouts, 5xx, connections, a bug met once), which the worker retries later."""
+    return queue.CONTENT if isinstance(exc, MalformedReply) or not exc.retryable else queue.TRANSIENT
 
 
 def _related(conn: Store, batch: Batch, shown: Sequence[RenderedEvent]) -> list[Related]:

@@ -15,8 +15,9 @@ from typing import Any
 
 from claude_mem.observer.pipeline import Pipeline
 from claude_mem.observer.provider import REGISTRY, Provider
-from claude_mem.store import queue
+from claude_mem.store import DatabaseError, queue
 from claude_mem.store.capture import ingest_spool
+from claude_mem.store.probe import is_lock_error
 
 log = logging.getLogger("claude_mem.observer")
 
@@ -49,6 +50,7 @@ class ObserverService:
         released = queue.release_stale_claims(conn, int(ctx.settings.get("max_attempts") or 3))
         if released:
             log.info("requeued %d events claimed by a previous worker", released)
+        self.revive(conn)
         self.pipeline = Pipeline(conn, ctx.settings, provider, publish=ctx.bus.publish,
                                  store_notes=ctx.store_notes, problems=ctx.service_errors)
         ctx.provider_health = self.pipeline.health
@@ -57,23 +59,52 @@ class ObserverService:
         self.tasks = [asyncio.create_task(self.pipeline.run(), name="observer-lanes"),
                       asyncio.create_task(self._housekeeping(), name="observer-housekeeping")]
 
+    def revive(self, conn: Any) -> int:
+        """Events that failed for a transient reason and waited long enough: back in the queue."""
+        backoff = self.ctx.settings.get("retry_backoff_seconds")
+        revived = queue.revive_transient(conn, backoff_base=float(backoff) if isinstance(backoff, (int, float)) else 2.0)
+        if revived:
+            log.info("retrying %d event(s) that failed for a transient reason (worker stopped, provider"
+                     " or database unavailable)", revived)
+        return revived
+
     async def _housekeeping(self) -> None:
         assert self.pipeline is not None
-        pipeline, since_sweep = self.pipeline, SWEEP_SECONDS
+        pipeline, since_sweep, locked = self.pipeline, SWEEP_SECONDS, False
         while not pipeline.stopping.is_set():
             # Two chores, each failing on its own: a spool problem must never stop the idle sweep.
             try:
                 count = await pipeline.db(ingest_spool, self.ctx.data_dir)
                 if count:
                     log.info("ingested %d spooled events", count)
+            except DatabaseError as exc:
+                if not is_lock_error(exc):
+                    log.exception("ingesting the spool failed")
+                elif not locked:  # the lane says the database is locked; here once, and the spool waits
+                    log.warning("the spool waits for the locked database (%s)", exc)
+                locked = is_lock_error(exc)
             except Exception:
                 log.exception("ingesting the spool failed")
+            else:
+                locked = False
+            try:
+                await pipeline.db(self.revive)
+            except DatabaseError as exc:
+                if not is_lock_error(exc):
+                    log.exception("retrying transient failures failed")
+            except Exception:
+                log.exception("retrying transient failures failed")
             if since_sweep >= SWEEP_SECONDS:
                 since_sweep = 0.0
                 try:
                     idle = await pipeline.sweep_idle()
                     if idle:
                         log.info("marked %d idle sessions interrupted", len(idle))
+                except DatabaseError as exc:
+                    if not is_lock_error(exc):
+                        log.exception("the idle-session sweep failed")
+                    else:
+                        log.warning("the idle-session sweep waits for the locked database (%s)", exc)
                 except Exception:
                     log.exception("the idle-session sweep failed")
             try:

@@ -11,6 +11,7 @@ import _sqlite3 as sqlite3  # `sqlite3`'s own driver, without the `datetime` its
 from claude_mem.store.auto_memory_schema import m019_auto_memory
 from claude_mem.store.context_schema import m017_search_context
 from claude_mem.store.failure_schema import m020_failures
+from claude_mem.store.retry_schema import m021_failure_class
 from claude_mem.store.sql_script import run_script
 from claude_mem.store.transaction import transaction
 from claude_mem.store.use_schema import m018_memory_in_use
@@ -613,7 +614,7 @@ def m015_project_counts(conn: sqlite3.Connection) -> None:
 MIGRATIONS = [m001_initial, m002_fts, m003_vectors, m004_shown, m005_vector_generation, m006_uids, m007_projects,
               m008_team, m009_caught_late, m010_changes, m011_observation_files, m012_ids, m013_processed_at,
               m014_supersession, m015_project_counts, m016_compact_vectors, m017_search_context,
-              m018_memory_in_use, m019_auto_memory, m020_failures]
+              m018_memory_in_use, m019_auto_memory, m020_failures, m021_failure_class]
 # The one statement of the schema version: `connect()` compares `PRAGMA user_version` with it.
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -5,6 +5,13 @@ with a claimed batch or a head event in backoff is skipped, so events of one ses
 in order while other sessions proceed. Attempts are counted when a batch is claimed, so a worker
 that dies mid-batch still uses up an attempt once its lease expires.
 
+A failed event records why (`failure_class`, m021): `transient` — the worker stopped or its lease ran
+out, the provider timed out or failed, the database was locked — or `content`, a reason in the events
+themselves. `revive_transient` puts transient failures back with fresh attempts once their wait is
+over (`REVIVAL_WAIT_FACTOR` × the backoff base × 4^revivals since they failed), at most `MAX_REVIVALS`
+times; the worker calls it at start and every few seconds while it runs. Content failures stay failed,
+listed with their reason, until a user retries them.
+
 Also the queue's read side: counts by status, rows for display, the next retry and recent failures.
 """
 
@@ -21,6 +28,10 @@ from claude_mem.store.models import Batch, PendingEvent
 from claude_mem.store.transaction import transaction
 
 ENDS_BATCH = ("summarize", "session_end")
+TRANSIENT, CONTENT = "transient", "content"
+FAILURE_CLASSES = (TRANSIENT, CONTENT)
+MAX_REVIVALS = 4  # rounds of fresh attempts a transient failure gets (an event that kills the worker each time ends)
+REVIVAL_WAIT_FACTOR = 30  # × `retry_backoff_seconds` (2 s by default): 1 min, then 4, 16 and 64 min
 
 
 def _event(row: tuple[Any, ...]) -> PendingEvent:
@@ -38,7 +49,7 @@ def expire_leases(conn: sqlite3.Connection, max_attempts: int, now: float) -> in
     """Claimed events whose lease ran out go back to the queue (or fail, out of attempts). In a txn."""
     stamp = iso(now)
     failed = conn.execute(
-        "UPDATE pending_events SET status = 'failed', lease_until = NULL, processed_at = ?,"
+        "UPDATE pending_events SET status = 'failed', lease_until = NULL, processed_at = ?, failure_class = 'transient',"
         " last_error = 'lease expired mid-batch (worker stopped?) after ' || attempts || ' attempt(s)'"
         " WHERE status = 'claimed' AND lease_until < ? AND attempts >= ?", (stamp, stamp, max_attempts),
     ).rowcount
@@ -105,12 +116,16 @@ def _ours(batch: Batch) -> tuple[str, list[object]]:
 def fail_batch(
     conn: sqlite3.Connection, batch: Batch, error: str, *, max_attempts: int, backoff_base: float,
     burn: bool = True, delay: float | None = None, final: bool = False, now: float | None = None,
+    failure_class: str = TRANSIENT,
 ) -> dict[str, int]:
     """A failed attempt: back to the queue after a backoff, or `failed` when out of attempts.
 
     `burn=False` gives the attempt back (rate limits, auth and quota pauses are not the batch's
-    fault); `final=True` fails the events at once (an error that retrying cannot fix).
+    fault); `final=True` fails the events at once (an error that retrying cannot fix). Events that
+    end `failed` record `failure_class` (`transient` ones come back later: `revive_transient`).
     """
+    if failure_class not in FAILURE_CLASSES:
+        raise ValueError(f"failure_class must be one of {FAILURE_CLASSES}, not {failure_class!r}")
     now = time.time() if now is None else now
     where, params = _ours(batch)
     error = error[:2000]
@@ -118,9 +133,9 @@ def fail_batch(
         failed = 0
         if burn:
             failed = conn.execute(
-                f"UPDATE pending_events SET status = 'failed', last_error = ?, lease_until = NULL,"
+                f"UPDATE pending_events SET status = 'failed', last_error = ?, lease_until = NULL, failure_class = ?,"
                 f" next_attempt_at = NULL, processed_at = ? WHERE {where} AND (attempts >= ? OR ?)",
-                [error, iso(now), *params, max_attempts, int(final)],
+                [error, failure_class, iso(now), *params, max_attempts, int(final)],
             ).rowcount
         rows = conn.execute(f"SELECT id, attempts FROM pending_events WHERE {where}", params).fetchall()
         for event_id, attempts in rows:
@@ -151,8 +166,8 @@ def release_stale_claims(conn: sqlite3.Connection, max_attempts: int) -> int:
     error = "the worker stopped mid-batch (killed or crashed) during attempt ' || attempts || ' of ' || ? || '"
     with transaction(conn):
         count: int = conn.execute(
-            f"UPDATE pending_events SET status = 'failed', lease_until = NULL, processed_at = ?, last_error = '{error}'"
-            " WHERE status = 'claimed' AND attempts >= ?", (iso(), max_attempts, max_attempts),
+            f"UPDATE pending_events SET status = 'failed', lease_until = NULL, processed_at = ?, last_error = '{error}',"
+            " failure_class = 'transient' WHERE status = 'claimed' AND attempts >= ?", (iso(), max_attempts, max_attempts),
         ).rowcount
         count += conn.execute(
             f"UPDATE pending_events SET status = 'pending', lease_until = NULL, last_error = '{error}'"
@@ -161,11 +176,31 @@ def release_stale_claims(conn: sqlite3.Connection, max_attempts: int) -> int:
     return count
 
 
+def revive_transient(conn: sqlite3.Connection, *, backoff_base: float, now: float | None = None,
+                     max_revivals: int = MAX_REVIVALS) -> int:
+    """Put events that failed for a transient reason back in the queue with fresh attempts, once their
+    wait since they failed is over; how many. Reads first: a call with nothing due writes nothing."""
+    now = time.time() if now is None else now
+    wait = max(1.0, backoff_base * REVIVAL_WAIT_FACTOR)
+    due_sql = ("status = 'failed' AND failure_class = 'transient' AND revivals < ?"
+               " AND julianday(COALESCE(processed_at, created_at)) + (? * (1 << (2 * revivals))) / 86400.0"
+               " <= julianday(?)")
+    params = (max_revivals, wait, iso(now))
+    if conn.execute(f"SELECT 1 FROM pending_events WHERE {due_sql} LIMIT 1", params).fetchone() is None:
+        return 0
+    with transaction(conn):
+        count: int = conn.execute(
+            "UPDATE pending_events SET status = 'pending', attempts = 0, revivals = revivals + 1,"
+            f" next_attempt_at = NULL, lease_until = NULL, processed_at = NULL, failure_class = NULL WHERE {due_sql}",
+            params).rowcount
+    return count
+
+
 def retry(conn: sqlite3.Connection, ids: list[int] | None = None) -> int:
     """Requeue failed events (all, or those in `ids`; a pending one in backoff becomes due now)."""
     with transaction(conn):
         sql = ("UPDATE pending_events SET status = 'pending', attempts = 0, next_attempt_at = NULL,"
-               " lease_until = NULL, processed_at = NULL WHERE ")
+               " lease_until = NULL, processed_at = NULL, failure_class = NULL, revivals = 0 WHERE ")
         if ids is None:
             count: int = conn.execute(sql + "status = 'failed'").rowcount
         else:
@@ -195,7 +230,8 @@ def list_events(
     sql = (
         "SELECT e.id, s.content_session_id, s.project, e.kind, e.prompt_number, e.status, e.attempts,"
         " e.last_error, e.next_attempt_at, e.lease_until, e.created_at, e.processed_at,"
-        " CASE WHEN json_valid(e.payload) THEN json_extract(e.payload, '$.tool_name') END"
+        " CASE WHEN json_valid(e.payload) THEN json_extract(e.payload, '$.tool_name') END,"
+        " CASE WHEN e.status = 'failed' THEN COALESCE(e.failure_class, 'content') END, e.revivals"
         f" FROM pending_events e JOIN sessions s ON s.id = e.session_id WHERE e.status IN ({marks})"
     )
     if session:
@@ -204,7 +240,7 @@ def list_events(
     sql += " ORDER BY e.id LIMIT ?"
     params.append(limit)
     names = ("id", "session", "project", "kind", "prompt_number", "status", "attempts", "last_error",
-             "next_attempt_at", "lease_until", "created_at", "processed_at", "tool")
+             "next_attempt_at", "lease_until", "created_at", "processed_at", "tool", "failure_class", "revivals")
     return [dict(zip(names, row)) for row in conn.execute(sql, params)]
 
 
@@ -217,10 +253,12 @@ def next_retry_at(conn: sqlite3.Connection) -> str | None:
 
 
 def recent_failures(conn: sqlite3.Connection, limit: int = 3) -> list[dict[str, object]]:
-    """The most recently failed events: id, kind, attempts and last error."""
+    """The most recently failed events: id, kind, attempts, last error, failure class and whether the
+    worker will retry it by itself (`comes_back`: a transient failure with revivals left)."""
     return [
-        {"id": row[0], "kind": row[1], "attempts": row[2], "last_error": row[3]}
+        {"id": row[0], "kind": row[1], "attempts": row[2], "last_error": row[3], "failure_class": row[4],
+         "comes_back": row[4] == TRANSIENT and row[5] < MAX_REVIVALS}
         for row in conn.execute(
-            "SELECT id, kind, attempts, last_error FROM pending_events WHERE status = 'failed'"
-            " ORDER BY processed_at DESC, id DESC LIMIT ?", (limit,))
+            "SELECT id, kind, attempts, last_error, COALESCE(failure_class, 'content'), revivals FROM pending_events"
+            " WHERE status = 'failed' ORDER BY processed_at DESC, id DESC LIMIT ?", (limit,))
     ]

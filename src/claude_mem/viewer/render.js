@@ -213,7 +213,10 @@ export function failedEvent(event, projectName, onRetry) {
   li.dataset.id = String(event.id);
   const head = el("div", "failed-head");
   const what = event.tool ? `${event.kind} · ${event.tool}` : event.kind;
-  head.append(el("strong", "", what), el("span", "muted", `${event.attempts} attempts`));
+  // why it failed (m021): a transient failure comes back by itself; one in the events' content stays
+  const why = event.failure_class === "transient" ? " · transient: retried by itself"
+    : event.failure_class === "content" ? " · content: stays failed" : "";
+  head.append(el("strong", "", what), el("span", "muted", `${event.attempts} attempts${why}`));
   const retry = button("retry", "Retry");
   retry.addEventListener("click", () => onRetry(event.id, retry));
   head.append(retry);

@@ -16,9 +16,23 @@ export function showHealth(health) {
   $("provider").textContent = provider.ok ? `${provider.name}: working` : `${provider.name}: ${provider.reason}`;
   $("provider").classList.toggle("warn-text", !provider.ok);
   if ("warnings" in health) showSettingsWarnings(health.warnings);
+  if ("degraded" in health) showDegraded(health.degraded);
   if ("vectors" in health) showVectors(health.vectors);
   if ("budget" in health) showBudget(health.budget);
   showCounts(health.queue);
+}
+
+// Why /health says "degraded" (a locked database, a failing observer, a full disk, a recovery …), in a
+// banner above the feed; refused settings have their own banner. The stream sends health once, so
+// /health is asked again every 10 s while degraded and every 30 s otherwise (a new problem shows up).
+let degradedTimer = null;
+
+function showDegraded(degraded) {
+  const list = (Array.isArray(degraded) ? degraded : []).filter((item) => item && item.code !== "settings");
+  $("degraded-list").replaceChildren(...list.map((item) => render.el("li", "", String(item.reason ?? item))));
+  $("degraded").hidden = list.length === 0;
+  clearTimeout(degradedTimer);
+  degradedTimer = setTimeout(() => api("/health").then(showHealth).catch(() => {}), list.length ? 10_000 : 30_000);
 }
 
 // Search by meaning: how much is embedded, how fast the backfill goes, how long it has left; while the

@@ -25,6 +25,7 @@ from claude_mem.worker import (
     routes_team,
     routes_viewer,
 )
+from claude_mem.worker.bodies import BodyGuard
 from claude_mem.worker.context import WorkerContext
 from claude_mem.worker.health import health_report
 from claude_mem.worker.security import SecurityMiddleware
@@ -84,7 +85,7 @@ def create_app(ctx: WorkerContext, services: list[Service] | None = None,
     port_of: Callable[[], int] = lambda: ctx.port  # noqa: E731
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(SecurityMiddleware, port_of=port_of)],
+        middleware=[Middleware(SecurityMiddleware, port_of=port_of), Middleware(BodyGuard)],
         exception_handlers={HTTPException: http_error, RecallError: recall_error, Exception: internal_error},
         lifespan=lifespan,
     )

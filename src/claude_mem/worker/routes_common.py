@@ -6,7 +6,6 @@ Routes raise `HTTPException` (or let `RecallError` through); `app.py` turns both
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from typing import TypeVar
@@ -20,10 +19,11 @@ from claude_mem.index.query import DEFAULT_KINDS, MAX_LIMIT, SearchQuery
 from claude_mem.recall.common import RecallError, resolve_project
 from claude_mem.store import Store
 from claude_mem.store.search import project_is_stored
+from claude_mem.worker import bodies
 from claude_mem.worker.context import WorkerContext
 
 T = TypeVar("T")
-MAX_BODY = 64 * 1024
+MAX_BODY = bodies.MAX_BODY
 MAX_IDS = MAX_LIMIT
 PAGING = ("limit", "offset")
 _ID = re.compile(r"[0-9]{1,18}")
@@ -117,21 +117,20 @@ def project(conn: Store, value: str | None) -> str | None:
 
 
 async def json_body(request: Request) -> object:
-    """The request's JSON body: 415 unless JSON, 413 when over `MAX_BODY`, 400 when unreadable."""
-    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
-        raise HTTPException(415, "send a JSON body with Content-Type: application/json")
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY:
-        raise HTTPException(413, f"request body over {MAX_BODY} bytes")
-    body = bytearray()
-    async for chunk in request.stream():  # read as it arrives: a chunked body declares no length
-        body += chunk
-        if len(body) > MAX_BODY:
-            raise HTTPException(413, f"request body over {MAX_BODY} bytes")
-    try:
-        return json.loads(body)
-    except ValueError as exc:
-        raise HTTPException(400, f"not JSON: {exc}") from exc
+    """The request's JSON body, as `bodies.BodyGuard` read, bounded and parsed it before routing:
+    415 unless JSON, 413 when over `MAX_BODY`, 400 when missing, unreadable or nested too deep."""
+    kept = bodies.value_of(request.scope)
+    if kept is None:  # an app without the guard (it is in `create_app`'s): the same checks, here
+        if not bodies.is_json(request.headers.get("content-type")):
+            raise HTTPException(415, "send a JSON body with Content-Type: application/json")
+        try:
+            raw = await bodies.read(request.headers, request.receive)
+            kept = bodies.parse(raw) if raw else bodies.NO_BODY
+        except bodies.BodyRefused as refused:
+            raise HTTPException(refused.status, refused.message) from None
+    if kept is bodies.NO_BODY:
+        raise HTTPException(400, "this route needs a JSON body (Content-Type: application/json)")
+    return kept
 
 
 def id_list(value: object, name: str = "ids") -> list[int]:
