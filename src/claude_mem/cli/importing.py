@@ -192,4 +192,5 @@ def jsonl_cmd(file: str, dry_run: bool) -> None:
     with code 1; a file of a newer format version is refused whole. The worker indexes the new
     rows for search by meaning on its own.
     """
+    paths.require_regular(file)  # before the store is opened: /dev/zero or a FIFO is refused at once
     run_source(JsonlSource(file), dry_run)

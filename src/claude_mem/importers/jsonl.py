@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from claude_mem import paths
 from claude_mem.importers import export_format
 from claude_mem.importers.export_format import FormatError, Record, RecordError
 from claude_mem.importers.lines import numbered
@@ -151,7 +152,7 @@ class JsonlSource:
         """Import the file; FormatError when it cannot be read as a whole (not an export, or of a newer
         version), before anything is written."""
         report = ImportReport(self.path, dry_run)
-        with open(self.path, "rb") as handle:
+        with paths.open_regular(self.path) as handle:
             lines = numbered(handle, MAX_LINE_BYTES)
             announced = self._header(next(lines, (1, 0, b"")))
             records, group = 0, _Group()
@@ -163,6 +164,8 @@ class JsonlSource:
                     continue
                 try:
                     kind, row = export_format.from_record(_parse(line))
+                    if kind == "observation":
+                        export_format.rehashed(row)
                 except RecordError as exc:
                     self._skip(report, number, f"{exc}; skipped")
                     continue

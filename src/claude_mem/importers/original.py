@@ -31,9 +31,7 @@ from claude_mem.importers.source import ImportReport, Progress, Table, quiet
 from claude_mem.store import Store, context, foreign, portable
 from claude_mem.store import projects as known
 from claude_mem.store.foreign import ForeignError, TheirRow
-from claude_mem.store.models import ParsedObservation
 from claude_mem.store.portable import PortableRow
-from claude_mem.store.results import content_hash
 from claude_mem.store.rows import JSON_LISTS, OBSERVATION_CONTENT, SUMMARY_CONTENT
 
 # Prefix of every derived uid: the product whose ids they are (its schema has not changed meaning since 13).
@@ -228,9 +226,7 @@ def _import_session(db: Store, session: TheirRow, prompts: list[TheirRow], obser
                 state.skip(place, f"{exc}; skipped")
                 continue
             if kind == "observation":
-                checked["content_hash"] = content_hash(ParsedObservation(
-                    type=checked["type"], title=checked["title"], narrative=checked["narrative"],
-                    facts=tuple(checked["facts"])))
+                export_format.rehashed(checked)
             group.append((kind, checked))
             owners.append(owner)
     results = portable.write_group(db, group, dry_run=state.report.dry_run)
