@@ -505,3 +505,39 @@ def test_import_rehashes_records_instead_of_trusting_their_hash(store_a, dir_b, 
     stored = conn_b.execute("SELECT narrative, content_hash FROM observations WHERE uid = ?", ("e" * 32,)).fetchone()
     assert stored[0].endswith("(edited on the other machine)") and stored[1] != observation["content_hash"]
     assert conn_b.execute("SELECT 1 FROM observations WHERE uid = ?", ("f" * 32,)).fetchone() is None
+
+
+def report_counts(report):
+    return dict(report.added), dict(report.present), dict(report.skipped), report.problems
+
+
+def test_a_dry_run_says_exactly_what_the_import_then_does_and_writes_nothing(store_a, dir_b, tmp_path):
+    """The dry run decides by reads alone (no write, not even rolled back): its report must equal the real
+    import's, into an empty store, one that holds part of the file, and one that holds all of it; a file
+    with a row twice, a note stored already under another uid and a row of no session included."""
+    lines = records(export_text(store_a))
+    observation = next(line for line in lines if line["type"] == "observation" and line["session"])
+    note = next(line for line in lines if line["type"] == "observation" and not line["session"])
+    orphan = {**observation, "uid": "a" * 32, "session": "b" * 32}
+    twice = {**note, "uid": "c" * 32}  # the same note under another uid: already here once the first is
+    edited = {**observation, "uid": "d" * 32, "narrative": "edited"}
+    full = write(tmp_path / "full.jsonl", lines + [lines[1], orphan, twice, edited])
+    part = write(tmp_path / "part.jsonl", lines[: len(lines) // 2])
+    conn_b = open_b(dir_b)
+    for path in (part, full, full):
+        before = os.stat(paths.db_path(dir_b))
+        planned = JsonlSource(path).run(store.open(dir_b, readonly=True), dry_run=True)
+        assert os.stat(paths.db_path(dir_b)).st_mtime_ns == before.st_mtime_ns
+        done = JsonlSource(path).run(conn_b)
+        assert report_counts(planned) == report_counts(done), path
+    assert done.present["observations"] and not any(done.added.values())
+
+
+def test_a_dry_run_runs_at_read_speed(store_a, tmp_path):
+    """Not a timing (see bench export): the dry run of a file issues no INSERT at all."""
+    path = write(tmp_path / "a.jsonl", export_text(store_a).splitlines())
+    target = store.open(str(tmp_path / "c"))
+    statements: list[str] = []
+    target.set_trace_callback(statements.append)
+    JsonlSource(path).run(target, dry_run=True)
+    assert statements and not [s for s in statements if s.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))]
