@@ -186,3 +186,18 @@ def test_a_real_worker_snapshots_once_beside_a_future_dated_snapshot(worker_env,
     listed = backup.list_backups(str(worker_env))
     assert len(listed) == 2 and listed[0] == legacy and backup.read_made(listed[1]).seq == 1
     assert "dated in the future" not in run_cli("doctor", check=False).stdout  # the newest is the fresh one
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_restore_from_a_fifo_or_device_is_refused_at_once(data_dir, tmp_path, kind):
+    make_db(data_dir, sessions=2)
+    if kind == "fifo":
+        target = str(tmp_path / "snapshot.db")
+        os.mkfifo(target)
+    else:
+        target = "/dev/zero"
+    started = time.monotonic()
+    result = run_cli("restore", target, check=False, timeout=5)
+    assert result.returncode == 1 and "cannot be restored: not a regular file" in result.stderr, result.stderr
+    assert time.monotonic() - started < 5 and "Traceback" not in result.stderr
+    assert session_ids(db.db_path(str(data_dir))) == {"s0", "s1"}

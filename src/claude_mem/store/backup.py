@@ -338,6 +338,10 @@ def install_copy(data_dir: str, snapshot_path: str) -> None:
 
 def restore(data_dir: str, snapshot_path: str) -> str | None:
     """Replace the database with a checked snapshot; the old database is kept aside (its new path)."""
+    try:
+        paths.require_regular(snapshot_path)  # SQLite would wait on a FIFO forever
+    except OSError as exc:
+        raise BackupError(f"{snapshot_path} cannot be restored: {exc.strerror or exc}") from None
     problem = check_database(snapshot_path)
     if problem is not None:
         raise BackupError(f"{snapshot_path} cannot be restored: {problem}")
