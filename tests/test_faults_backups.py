@@ -201,3 +201,15 @@ def test_restore_from_a_fifo_or_device_is_refused_at_once(data_dir, tmp_path, ki
     assert result.returncode == 1 and "cannot be restored: not a regular file" in result.stderr, result.stderr
     assert time.monotonic() - started < 5 and "Traceback" not in result.stderr
     assert session_ids(db.db_path(str(data_dir))) == {"s0", "s1"}
+
+
+def test_rotation_never_deletes_the_newest_good_snapshot(data_dir):
+    make_db(data_dir, sessions=2)
+    good = backup.snapshot(str(data_dir), keep=5)
+    damaged = backup.snapshot(str(data_dir), keep=5)
+    with open(damaged, "r+b") as handle:  # the newest by sequence, its pages scribbled over
+        handle.seek(4096)
+        handle.write(b"\xff" * 4096 * 3)
+    assert backup.check_database(damaged) is not None
+    assert backup.rotate(str(data_dir), keep=1) == []
+    assert backup.list_backups(str(data_dir)) == [good, damaged]

@@ -287,7 +287,7 @@ def rotate(data_dir: str, keep: int, protect: str | None = None, made: str | Non
     never `protect` (an empty database's snapshots must not push the last backup holding memory out),
     `made` (the snapshot just written) or the newest good one. Returns the deleted."""
     backups = list_backups(data_dir)
-    spared = {protect, made, newest_good_backup(data_dir)}
+    spared = {protect, made if made else newest_good_backup(data_dir)}  # `made` was checked, and is the newest
     doomed = [path for path in backups[: max(0, len(backups) - max(1, keep))] if path not in spared]
     for path in doomed:
         _unlink(path)
