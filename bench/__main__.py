@@ -552,6 +552,11 @@ def export_rows(export: dict | None) -> list[tuple[str, str, str, bool | None]]:
         growth = flat[f"{name}_growth"]
         found.append((f"{name} jsonl, peak Python memory at {flat['small_observations']:,} → {size} observations",
                       " → ".join(f"{mb} MB" for mb in flat[f"{name}_peak_mb"]), "flat (≤ 1.5×)", growth <= 1.5))
+    dry = export.get("dry_run")
+    if dry:
+        found.append((f"import jsonl --dry-run, {size} observations", f"{dry['rows_per_s']:,} rows/s = "
+                      f"{dry['ratio_to_import']}× the import (all present: {dry['all_present_ratio_to_import']}×)",
+                      "< 1× (reads only)", dry["ratio_to_import"] < 1))
     found.append(("export → import → export", "identical" if export["reexport_identical"] else "different",
                   "identical", export["reexport_identical"]))
     return found

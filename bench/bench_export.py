@@ -4,7 +4,8 @@ session; quick: 2k).
 
 Figures: records per second for the export (to a file, atomically) and for the import (into a fresh
 data dir: parse, check, redact, one transaction per session), each beside a bare baseline measured
-in the same run (the rows dumped as JSON with no ordering or merging; the same rows inserted with one
+in the same run; the import's `--dry-run` (into an empty data dir, and into the store that holds it
+all) beside the real import (the rows dumped as JSON with no ordering or merging; the same rows inserted with one
 `executemany` and no checks). Memory: the peak of Python allocations (tracemalloc) of each, on the
 full store and on one a fifth of its size (sessions of the same size) — streamed code keeps the
 same peak.
@@ -24,8 +25,11 @@ from datetime import UTC, datetime, timedelta
 
 from bench.bench_recall import zipf_sampler
 from bench.bench_search import option
+from claude_mem import importers
 from claude_mem.importers.jsonl import JsonlSource, export_lines, write_atomically
 from claude_mem.store import db
+from claude_mem.store.models import ParsedObservation
+from claude_mem.store.results import content_hash
 
 OBSERVATIONS_PER_SESSION = 100
 PROMPTS_PER_SESSION = 5
@@ -61,13 +65,14 @@ def generate(path: str, observations: int, seed: int = 3) -> int:
                  for n in range(PROMPTS_PER_SESSION)])
             count = per_session if number < sessions - 1 else observations - per_session * (sessions - 1)
             conn.executemany(
-                "INSERT INTO observations (session_id, project, type, title, narrative, facts, concepts, files_read,"
-                " files_modified, prompt_number, content_hash, input_tokens, output_tokens, created_at)"
+                "INSERT INTO observations (session_id, project, type, title, narrative, facts, content_hash, concepts,"
+                " files_read, files_modified, prompt_number, input_tokens, output_tokens, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(session, f"/home/dev/p{number % 5}", rng.choice(TYPES), " ".join(draw(rng.randint(6, 12))),
-                  " ".join(draw(rng.randint(25, 60))) + ".", json.dumps(draw(3)), json.dumps(draw(2)),
-                  json.dumps([f"src/{w}.py" for w in draw(2)]), json.dumps([f"src/{w}.py" for w in draw(1)]),
-                  n % PROMPTS_PER_SESSION + 1, f"h{number}-{n}", 900, 200, at(base + n * 500 / max(count, 1)))
+                [(session, f"/home/dev/p{number % 5}", *hashed(rng.choice(TYPES), " ".join(draw(rng.randint(6, 12))),
+                                                               " ".join(draw(rng.randint(25, 60))) + ".", draw(3)),
+                  json.dumps(draw(2)), json.dumps([f"src/{w}.py" for w in draw(2)]),
+                  json.dumps([f"src/{w}.py" for w in draw(1)]), n % PROMPTS_PER_SESSION + 1, 900, 200,
+                  at(base + n * 500 / max(count, 1)))
                  for n in range(count)])
             conn.executemany(
                 "INSERT INTO summaries (session_id, project, prompt_number, request, investigated, learned, completed,"
@@ -78,6 +83,13 @@ def generate(path: str, observations: int, seed: int = 3) -> int:
             rows += 1 + PROMPTS_PER_SESSION + count + SUMMARIES_PER_SESSION
     conn.close()
     return rows
+
+
+def hashed(kind: str, title: str, narrative: str, facts: list[str]) -> tuple[str, str, str, str, str]:
+    """(type, title, narrative, facts JSON, content hash) of an observation, hashed as the observer's are
+    (an import recomputes every hash, so a made-up one would not survive export → import → export)."""
+    digest = content_hash(ParsedObservation(type=kind, title=title, narrative=narrative, facts=tuple(facts)))
+    return kind, title, narrative, json.dumps(facts), digest
 
 
 def timed(action: Callable[[], object]) -> tuple[float, object]:
@@ -112,6 +124,13 @@ def import_into(data_dir: str, path: str) -> int:
         conn.close()
     assert not report.incomplete, report.problems[:3]
     return sum(report.added.values())
+
+
+def dry_run(data_dir: str, path: str, present: bool = False) -> int:
+    """`claude-mem import jsonl --dry-run`: the rows it says it would add (`present`: are stored already)."""
+    report = importers.run(JsonlSource(path), data_dir, dry_run=True)
+    assert not report.incomplete, report.problems[:3]
+    return sum((report.present if present else report.added).values())
 
 
 def bare_dump(source: str, target: str) -> int:
@@ -152,8 +171,11 @@ def measure(tmp: str, observations: int) -> dict:
     exported = os.path.join(tmp, f"a-{observations}.jsonl")
     export_s, records = timed(lambda: export_to(source, exported))
     fresh = os.path.join(tmp, f"b-{observations}")
+    dry_s, planned = timed(lambda: dry_run(os.path.join(tmp, f"dry-{observations}"), exported))
     import_s, added = timed(lambda: import_into(fresh, exported))
-    assert records == rows == added, (records, rows, added)
+    assert records == rows == added == planned, (records, rows, added, planned)
+    again_s, present = timed(lambda: dry_run(fresh, exported, present=True))
+    assert present == records, (present, records)
     again = os.path.join(tmp, f"b-{observations}.jsonl")
     export_to(db.db_path(fresh), again)
     with open(exported, "rb") as one, open(again, "rb") as two:
@@ -170,6 +192,9 @@ def measure(tmp: str, observations: int) -> dict:
         "import": {"seconds": round(import_s, 3), "rows_per_s": round(records / import_s),
                    "bare_insert_rows_per_s": round(records / insert_s), "ratio_to_bare": round(import_s / insert_s, 2),
                    "peak_python_mb": import_peak},
+        "dry_run": {"seconds": round(dry_s, 3), "rows_per_s": round(records / dry_s),
+                    "ratio_to_import": round(dry_s / import_s, 2), "all_present_seconds": round(again_s, 3),
+                    "all_present_ratio_to_import": round(again_s / import_s, 2)},
         "reexport_identical": identical,
     }
 

@@ -62,7 +62,19 @@ def build_store(data_dir: str) -> sqlite3.Connection:
     remember(conn, "Other project's note: run make bench before merging.", OTHER, kind="decision", title="bench first")
     first = conn.execute("SELECT id FROM observations ORDER BY id LIMIT 1").fetchone()[0]
     memory.observations_by_id(conn, [first, first])  # fetch_count 2
+    true_hashes(conn)
     return conn
+
+
+def true_hashes(conn: sqlite3.Connection) -> None:
+    """recall_seed writes made-up content hashes; the real writers hash the content, and so does an import
+    (it never trusts a record's hash), so the seeded rows get the hash the real writers would give them."""
+    for row_id, session_id, kind, title, narrative, facts in conn.execute(
+            "SELECT id, session_id, type, title, narrative, facts FROM observations").fetchall():
+        row = {"session_uid": session_id, "type": kind, "title": title, "narrative": narrative,
+               "facts": json.loads(facts or "[]")}
+        digest = export_format.rehashed(row)["content_hash"]
+        conn.execute("UPDATE observations SET content_hash = ? WHERE id = ?", (digest, row_id))
 
 
 @pytest.fixture
@@ -476,3 +488,56 @@ def test_export_to_a_file_is_atomic(store_a, tmp_path, monkeypatch):
 def test_import_is_a_group_for_every_source():
     result = CliRunner().invoke(cli, ["import", "--help"])
     assert result.exit_code == 0 and "jsonl" in result.output
+
+
+def test_import_rehashes_records_instead_of_trusting_their_hash(store_a, dir_b, tmp_path):
+    """Issue 33: an edited record that kept its old `content_hash` is new memory, not "already here"; a
+    record whose hash was changed but whose content is stored already is that row."""
+    lines = records(export_text(store_a))
+    path = write(tmp_path / "a.jsonl", lines)
+    conn_b = open_b(dir_b)
+    JsonlSource(path).run(conn_b)
+    observation = next(line for line in lines if line["type"] == "observation" and line["session"])
+    edited = {**observation, "uid": "e" * 32, "narrative": observation["narrative"] + " (edited on the other machine)"}
+    liar = {**observation, "uid": "f" * 32, "content_hash": "0" * 32}
+    report = JsonlSource(write(tmp_path / "b.jsonl", [lines[0], edited, liar])).run(conn_b)
+    assert report.added["observations"] == 1 and report.present["observations"] == 1, report
+    stored = conn_b.execute("SELECT narrative, content_hash FROM observations WHERE uid = ?", ("e" * 32,)).fetchone()
+    assert stored[0].endswith("(edited on the other machine)") and stored[1] != observation["content_hash"]
+    assert conn_b.execute("SELECT 1 FROM observations WHERE uid = ?", ("f" * 32,)).fetchone() is None
+
+
+def report_counts(report):
+    return dict(report.added), dict(report.present), dict(report.skipped), report.problems
+
+
+def test_a_dry_run_says_exactly_what_the_import_then_does_and_writes_nothing(store_a, dir_b, tmp_path):
+    """The dry run decides by reads alone (no write, not even rolled back): its report must equal the real
+    import's, into an empty store, one that holds part of the file, and one that holds all of it; a file
+    with a row twice, a note stored already under another uid and a row of no session included."""
+    lines = records(export_text(store_a))
+    observation = next(line for line in lines if line["type"] == "observation" and line["session"])
+    note = next(line for line in lines if line["type"] == "observation" and not line["session"])
+    orphan = {**observation, "uid": "a" * 32, "session": "b" * 32}
+    twice = {**note, "uid": "c" * 32}  # the same note under another uid: already here once the first is
+    edited = {**observation, "uid": "d" * 32, "narrative": "edited"}
+    full = write(tmp_path / "full.jsonl", lines + [lines[1], orphan, twice, edited])
+    part = write(tmp_path / "part.jsonl", lines[: len(lines) // 2])
+    conn_b = open_b(dir_b)
+    for path in (part, full, full):
+        before = os.stat(paths.db_path(dir_b))
+        planned = JsonlSource(path).run(store.open(dir_b, readonly=True), dry_run=True)
+        assert os.stat(paths.db_path(dir_b)).st_mtime_ns == before.st_mtime_ns
+        done = JsonlSource(path).run(conn_b)
+        assert report_counts(planned) == report_counts(done), path
+    assert done.present["observations"] and not any(done.added.values())
+
+
+def test_a_dry_run_runs_at_read_speed(store_a, tmp_path):
+    """Not a timing (see bench export): the dry run of a file issues no INSERT at all."""
+    path = write(tmp_path / "a.jsonl", export_text(store_a).splitlines())
+    target = store.open(str(tmp_path / "c"))
+    statements: list[str] = []
+    target.set_trace_callback(statements.append)
+    JsonlSource(path).run(target, dry_run=True)
+    assert statements and not [s for s in statements if s.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE"))]

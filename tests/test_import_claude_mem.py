@@ -304,3 +304,13 @@ def test_default_database_is_the_originals_not_our_data_dir(tmp_path, data_dir, 
 def test_bad_map_option(source):
     result = run(source, "--map", "webapp")
     assert result.exit_code == 2 and "NAME=PATH" in result.output
+
+
+def test_a_dry_run_says_exactly_what_the_import_then_does(source, data_dir):
+    """Decided by reads alone (issue 33: at read speed, nothing written and rolled back): the dry run's
+    table and counts equal the real import's, into an empty store and into one that holds it all."""
+    for _ in range(2):
+        planned = run(source, "--dry-run")
+        done = run(source)
+        assert planned.exit_code == done.exit_code == 0, planned.output
+        assert planned.output.split("\n", 1)[1] == done.output.split("\n", 1)[1]  # all but the title line

@@ -187,8 +187,10 @@ def _caught_late_checks(caught: dict[str, Any]) -> list[Check]:
 
 
 def newest_good_backup(data_dir: str) -> str | None:
-    """The newest snapshot that passes quick_check, found without writing anything."""
-    for path in reversed(paths.list_backups(data_dir)):
+    """The newest snapshot (by its own record, not its name) that passes quick_check, found without writing."""
+    from claude_mem.store import backup
+
+    for path in reversed(backup.list_backups(data_dir)):
         if not checkup.inspect_database(path, fts_limit=-1).problem:
             return path
     return None
@@ -204,13 +206,16 @@ def _restore_fix(data_dir: str) -> str:
 
 
 def _backups_check(ctx: Context) -> Check:
-    backups = paths.list_backups(ctx.data_dir)
+    from claude_mem.store import backup
+
+    backups = backup.list_backups(ctx.data_dir)
     hours = ctx.values.get("backup_interval_hours")
     if not backups:
         when = f"the worker makes one every {hours} h" if hours else "automatic snapshots are off"
         return Check("backups", INFO, f"none yet ({when}; `claude-mem backup` makes one now)")
+    age = backup.newest_age(ctx.data_dir)
     return Check("backups", OK, f"{len(backups)} snapshot(s) in {paths.backups_dir(ctx.data_dir)}, the newest "
-                 f"made {_age(time.time() - os.path.getmtime(backups[-1]))} ago")
+                 + (f"made {_age(age)} ago" if age is not None else "dated in the future (a clock ran ahead)"))
 
 
 def _age(seconds: float) -> str:

@@ -186,10 +186,12 @@ def jsonl_cmd(file: str, dry_run: bool) -> None:
     """Import FILE, written by `claude-mem export` (here or on another machine).
 
     Rows are matched by their global ids: importing a file twice, or a file whose rows are partly
-    here already, adds only what is missing. Each session goes in with its rows in one transaction.
-    Free text is redacted like everything the hooks capture. A damaged line (cut short, not JSON,
-    the wrong shape) is reported with its line number and skipped, and the command then exits
-    with code 1; a file of a newer format version is refused whole. The worker indexes the new
-    rows for search by meaning on its own.
+    here already, adds only what is missing (an observation's content hash is computed again, never
+    taken from the file). FILE must be a regular file: a device or FIFO is refused. Each session
+    goes in with its rows in one transaction. Free text is redacted like everything the hooks
+    capture. A damaged line (cut short, not JSON, the wrong shape) is reported with its line number
+    and skipped, and the command then exits with code 1; a file of a newer format version is
+    refused whole. The worker indexes the new rows for search by meaning on its own.
     """
+    paths.require_regular(file)  # before the store is opened: /dev/zero or a FIFO is refused at once
     run_source(JsonlSource(file), dry_run)

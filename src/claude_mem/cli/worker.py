@@ -130,7 +130,10 @@ def backup_cmd() -> None:
     data_dir = settings.data_dir()
     keep = int(settings.load(data_dir)["backups_keep"])
     path = backup.snapshot(data_dir, keep)
-    click.echo(f"{path} ({human_bytes(os.path.getsize(path))})")
+    try:
+        click.echo(f"{path} ({human_bytes(os.path.getsize(path))})")
+    except OSError:  # the worker's own snapshot, a moment later, rotated this one out (keep = 1)
+        click.echo(f"{path} (since rotated out by a newer snapshot)")
 
 
 @cli.command("restore")

@@ -21,7 +21,10 @@ from typing import Any
 
 from claude_mem import __version__, privacy
 from claude_mem.domain import OBSERVATION_TYPES, SESSION_STATUSES, RecallError
+from claude_mem.recall.remember import content_hash as note_hash
+from claude_mem.store.models import ParsedObservation
 from claude_mem.store.portable import LOCAL, TABLES, PortableRow
+from claude_mem.store.results import content_hash
 from claude_mem.store.rows import (
     OBSERVATION_CONTENT,
     SUMMARY_CONTENT,
@@ -186,6 +189,19 @@ def from_record(value: object) -> tuple[str, PortableRow]:
         if row["private"]:
             row["text"] = ""  # a private prompt keeps its place in the turn, never its text
     return kind, row
+
+
+def rehashed(row: PortableRow) -> PortableRow:
+    """An observation row with its `content_hash` computed from its content, never taken from the record (an
+    edited record keeps a stale one, which would make it "already here"): a session's observation hashed as
+    the observer's results are, a manual note (no session) as `claude-mem remember` hashes it."""
+    if row.get("session_uid") is None:
+        row["content_hash"] = note_hash(row["type"], row["title"] or "", row["narrative"] or "")
+    else:
+        row["content_hash"] = content_hash(ParsedObservation(type=row["type"], title=row["title"] or "",
+                                                             narrative=row["narrative"] or "",
+                                                             facts=tuple(row["facts"] or ())))
+    return row
 
 
 def from_row(kind: str, row: PortableRow) -> PortableRow:

@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from claude_mem import paths
 from claude_mem.importers import export_format
 from claude_mem.importers.export_format import FormatError, Record, RecordError
 from claude_mem.importers.lines import numbered
@@ -142,7 +143,7 @@ class JsonlSource:
     path: str
     name = "jsonl"
     unit = "bytes"
-    dry_run_writes = True  # rows are written and rolled back, so that a dry run counts what a run would
+    dry_run_writes = False  # a dry run reads what a run would match (portable.Plan), at read speed
 
     def size(self) -> int:
         return os.path.getsize(self.path)
@@ -151,7 +152,8 @@ class JsonlSource:
         """Import the file; FormatError when it cannot be read as a whole (not an export, or of a newer
         version), before anything is written."""
         report = ImportReport(self.path, dry_run)
-        with open(self.path, "rb") as handle:
+        plan = portable.Plan() if dry_run else None
+        with paths.open_regular(self.path) as handle:
             lines = numbered(handle, MAX_LINE_BYTES)
             announced = self._header(next(lines, (1, 0, b"")))
             records, group = 0, _Group()
@@ -163,16 +165,18 @@ class JsonlSource:
                     continue
                 try:
                     kind, row = export_format.from_record(_parse(line))
+                    if kind == "observation":
+                        export_format.rehashed(row)
                 except RecordError as exc:
                     self._skip(report, number, f"{exc}; skipped")
                     continue
                 records += 1
                 if kind == "session" or (not group.has_session and len(group.rows) >= NOTES_PER_TRANSACTION):
-                    self._flush(db, group, report)
+                    self._flush(db, group, report, plan)
                     group = _Group()
                 group.add(number, kind, row)
                 progress(consumed)
-            self._flush(db, group, report)
+            self._flush(db, group, report, plan)
         if announced is not None and records < announced:
             self._skip(report, None, f"the header announces {announced} records but only {records} could be read"
                                      " (is the file cut short?)")
@@ -199,10 +203,10 @@ class JsonlSource:
     def _skip(self, report: ImportReport, line: int | None, message: str) -> None:
         report.skip(SKIPPED, f"{self.path}:{line}: {message}" if line else f"{self.path}: {message}")
 
-    def _flush(self, db: Store, group: _Group, report: ImportReport) -> None:
+    def _flush(self, db: Store, group: _Group, report: ImportReport, plan: portable.Plan | None) -> None:
         if not group.rows:
             return
-        outcomes = portable.write_group(db, group.rows, dry_run=report.dry_run)
+        outcomes = plan.classify(db, group.rows) if plan else portable.write_group(db, group.rows)
         for (kind, row), line, outcome in zip(group.rows, group.lines, outcomes):
             table = portable.TABLES[kind]
             if outcome == portable.ADDED:

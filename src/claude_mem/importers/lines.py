@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
+from claude_mem import paths
+
 MAX_LINE_BYTES = 64 * 2**20
 CHUNK = 2**20
 # Lines this long that start with one of these types are bookkeeping (full API request bodies,
@@ -54,8 +56,9 @@ def _skimmed(line: bytes) -> str | None:
 def objects(path: str, problem: Problem, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each JSON object line of `path`; `problem(line, message)` for the rest.
 
-    OSError (missing, unreadable) propagates: the caller reports the file."""
-    with open(path, "rb") as handle:
+    OSError (missing, unreadable, not a regular file: a device or FIFO is never read) propagates: the caller
+    reports the file."""
+    with paths.open_regular(path) as handle:
         for number, _, line in numbered(handle, max_line_bytes):
             if line is None:
                 problem(number, f"line longer than {max_line_bytes // 2**20 or max_line_bytes} "

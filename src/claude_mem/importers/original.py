@@ -31,9 +31,7 @@ from claude_mem.importers.source import ImportReport, Progress, Table, quiet
 from claude_mem.store import Store, context, foreign, portable
 from claude_mem.store import projects as known
 from claude_mem.store.foreign import ForeignError, TheirRow
-from claude_mem.store.models import ParsedObservation
 from claude_mem.store.portable import PortableRow
-from claude_mem.store.results import content_hash
 from claude_mem.store.rows import JSON_LISTS, OBSERVATION_CONTENT, SUMMARY_CONTENT
 
 # Prefix of every derived uid: the product whose ids they are (its schema has not changed meaning since 13).
@@ -113,6 +111,7 @@ class _Run:
     added: dict[str, Counter[str]] = field(default_factory=dict)
     present: Counter[str] = field(default_factory=Counter)
     retyped: Counter[str] = field(default_factory=Counter)
+    plan: portable.Plan | None = None  # a dry run: what the writes would do, decided by reads
 
     def skip(self, where: str, why: str, rows: int = 1) -> None:
         self.report.skip(ROWS_SKIPPED, f"{self.report.source}: {where}: {why}", rows)
@@ -129,7 +128,7 @@ class OriginalSource:
 
     name = "claude-mem"
     unit = "rows"
-    dry_run_writes = True  # rows are written and rolled back, so that a dry run counts what a run would
+    dry_run_writes = False  # a dry run reads what a run would match (portable.Plan), at read speed
 
     def __init__(self, theirs: foreign.Original, maps: dict[str, str]) -> None:
         self.theirs = theirs
@@ -158,7 +157,7 @@ class OriginalSource:
 
     def run(self, db: Store, *, dry_run: bool = False, progress: Progress = quiet) -> ImportReport:
         """Import everything it holds into `db`; progress counts its rows read."""
-        state = _Run(ImportReport(self.theirs.path, dry_run))
+        state = _Run(ImportReport(self.theirs.path, dry_run), plan=portable.Plan() if dry_run else None)
         state.report.skipped.update({ROWS_SKIPPED: 0, FIELDS_EMPTIED: 0})  # the order the report names them in
         try:
             with self.theirs.snapshot():
@@ -228,12 +227,10 @@ def _import_session(db: Store, session: TheirRow, prompts: list[TheirRow], obser
                 state.skip(place, f"{exc}; skipped")
                 continue
             if kind == "observation":
-                checked["content_hash"] = content_hash(ParsedObservation(
-                    type=checked["type"], title=checked["title"], narrative=checked["narrative"],
-                    facts=tuple(checked["facts"])))
+                export_format.rehashed(checked)
             group.append((kind, checked))
             owners.append(owner)
-    results = portable.write_group(db, group, dry_run=state.report.dry_run)
+    results = state.plan.classify(db, group) if state.plan else portable.write_group(db, group)
     for (kind, _), owner, result in zip(group, owners, results):
         table = portable.TABLES[kind]
         if result == portable.ADDED:

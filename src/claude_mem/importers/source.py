@@ -84,7 +84,7 @@ class Source(Protocol):
 
     name: str  # the subcommand, shown while it runs
     unit: str  # what `size()` and progress count: "sessions", "rows" or "bytes"
-    dry_run_writes: bool  # a dry run writes and rolls back, so it needs a writable store
+    dry_run_writes: bool  # a dry run writes and rolls back, so it needs a writable store (none does now)
 
     def size(self) -> int | None:
         """How many units there are to read (None: unknown)."""

@@ -86,7 +86,7 @@ def find_sessions(paths: Sequence[str]) -> tuple[list[SessionFiles], list[str]]:
             for directory, folders, names in os.walk(path):
                 folders.sort()
                 found += [os.path.join(directory, name) for name in sorted(names) if name.endswith(".jsonl")]
-        elif os.path.isfile(path):
+        elif os.path.exists(path):  # a FIFO or device too: reading it is refused, and the report says so
             found.append(path)
         else:
             missing.append(path)

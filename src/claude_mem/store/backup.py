@@ -5,12 +5,17 @@ Used by the worker (periodic snapshots, recovery on start) and by `claude-mem ba
 
 from __future__ import annotations
 
+import calendar
+import contextlib
 import json
 import logging
 import os
 import shutil
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote
 
 from claude_mem import domain, paths
@@ -20,17 +25,21 @@ from claude_mem.store.salvage import salvage_capture
 log = logging.getLogger("claude_mem.worker")
 
 
-
 class BackupError(domain.ClaudeMemError):
     """A snapshot or restore could not be made; the message says why."""
 
 
 backups_dir = paths.backups_dir
-list_backups = paths.list_backups
+
+# The wall clock every snapshot decision reads (tests set a clock that runs years ahead).
+wall_clock: Callable[[], float] = time.time
+# A snapshot whose recorded time is this far past the wall clock was made under a clock that ran ahead.
+FUTURE_SLACK_S = 300.0
+META_TABLE = "backup_snapshot"
 
 
 def utc_stamp(when: float | None = None) -> str:
-    return time.strftime(paths.BACKUP_STAMP, time.gmtime(time.time() if when is None else when))
+    return time.strftime(paths.BACKUP_STAMP, time.gmtime(wall_clock() if when is None else when))
 
 
 def check_database(path: str, require_schema: bool = True) -> str | None:
@@ -58,30 +67,185 @@ def check_database(path: str, require_schema: bool = True) -> str | None:
 
 
 def snapshot(data_dir: str, keep: int) -> str:
-    """Write a consistent snapshot of the database with `VACUUM INTO`, then keep only the newest `keep`."""
+    """Write a consistent snapshot of the database with `VACUUM INTO`, then keep only the newest `keep`.
+
+    The snapshot records inside itself when it was made and a sequence number one past every existing
+    snapshot's (see `Made`): rotation and "is one due" go by that, never by file names or mtimes, so a
+    clock that ran ahead (or back) cannot make a fresh snapshot look old and delete it."""
     source = db.db_path(data_dir)
     if not os.path.exists(source):
         raise BackupError(f"no database to back up at {source}")
     directory = backups_dir(data_dir)
     os.makedirs(directory, mode=0o700, exist_ok=True)
-    target = os.path.join(directory, paths.backup_name(utc_stamp()))
-    temp = f"{target}.{os.getpid()}.tmp"
-    conn = db.connect(source)
+    with _locked(directory):  # a CLI backup and the worker's: neither rotates out what the other just made
+        made = Made(seq=1 + max((entry.made.seq for entry in survey(data_dir)), default=0), at=wall_clock())
+        target = _free_name(directory, made.at)
+        temp = f"{target}.{os.getpid()}.tmp"
+        conn = db.connect(source)
+        try:
+            conn.execute("VACUUM INTO ?", (temp,))
+        except sqlite3.Error as exc:
+            _unlink(temp)
+            raise BackupError(f"snapshot failed: {exc}") from exc
+        finally:
+            conn.close()
+        problem = _stamp(temp, made) or check_database(temp)
+        if problem is not None:  # never let a damaged copy in, let alone rotate a good one out for it
+            _unlink(temp)
+            raise BackupError(f"snapshot failed its check ({problem}); the existing backups are kept")
+        os.chmod(temp, 0o600)
+        os.replace(temp, target)
+        rotate(data_dir, keep, protect=target if holds_memory(target) else newest_with_memory(data_dir),
+               made=target)
+    return target
+
+
+@dataclass(frozen=True)
+class Made:
+    """What a snapshot records about itself: its sequence (one past every earlier snapshot's), the wall
+    time, and the boot it was made in with the seconds since that boot (true elapsed time, whatever the
+    wall clock does). A snapshot from before this record existed reads as seq 0, timed by name and mtime."""
+
+    seq: int
+    at: float
+    boot_id: str = ""
+    boot_s: float = -1.0
+
+    def age(self, now: float) -> float | None:
+        """Seconds since this snapshot was made; None when unknowable (made in the future by the wall clock)."""
+        if self.boot_id and self.boot_id == boot_id() and 0.0 <= self.boot_s <= boot_seconds():
+            return boot_seconds() - self.boot_s
+        if self.at > now + FUTURE_SLACK_S:
+            return None
+        return max(0.0, now - self.at)
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    made: Made
+
+
+def boot_id() -> str:
     try:
-        conn.execute("VACUUM INTO ?", (temp,))
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+def boot_seconds() -> float:
+    clock = getattr(time, "CLOCK_BOOTTIME", None)
+    return time.clock_gettime(clock) if clock is not None else time.monotonic()
+
+
+def _stamp(temp: str, made: Made) -> str | None:
+    """Record `made` inside the fresh copy (before it gets its name); None, or why it could not."""
+    try:
+        conn = sqlite3.connect(temp, isolation_level=None, timeout=10)
     except sqlite3.Error as exc:
-        _unlink(temp)
-        raise BackupError(f"snapshot failed: {exc}") from exc
+        return f"cannot open: {exc}"
+    try:
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {META_TABLE} (seq INTEGER NOT NULL, made_at REAL NOT NULL, "
+                     "made_utc TEXT NOT NULL, boot_id TEXT NOT NULL, boot_s REAL NOT NULL)")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(f"DELETE FROM {META_TABLE}")
+        conn.execute(f"INSERT INTO {META_TABLE} VALUES (?, ?, ?, ?, ?)",
+                     (made.seq, made.at, utc_stamp(made.at), boot_id(), boot_seconds()))
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        return f"cannot record its time: {exc}"
     finally:
         conn.close()
-    problem = check_database(temp)
-    if problem is not None:  # never let a damaged copy in, let alone rotate a good one out for it
-        _unlink(temp)
-        raise BackupError(f"snapshot failed its check ({problem}); the existing backups are kept")
-    os.chmod(temp, 0o600)
-    os.replace(temp, target)
-    rotate(data_dir, keep, protect=None if holds_memory(target) else newest_with_memory(data_dir))
+    return None
+
+
+def _unstamp(path: str) -> None:
+    """Drop a snapshot's own record from a copy becoming the live database (the next snapshot writes its own)."""
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=10)
+        try:
+            conn.execute(f"DROP TABLE IF EXISTS {META_TABLE}")
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:  # harmless to keep: every snapshot replaces it
+        log.warning("could not drop %s from %s: %s", META_TABLE, path, exc)
+
+
+def read_made(path: str) -> Made:
+    """What the snapshot at `path` records about itself (see `Made`)."""
+    row = _ask_row(path, f"SELECT seq, made_at, boot_id, boot_s FROM {META_TABLE} ORDER BY seq DESC LIMIT 1")
+    if row is not None:
+        try:
+            return Made(int(row[0]), float(row[1]), str(row[2] or ""), float(row[3]))
+        except (TypeError, ValueError):
+            pass
+    named = _name_time(path)
+    try:
+        modified = os.path.getmtime(path)
+    except OSError:
+        modified = named if named is not None else 0.0
+    return Made(0, min(modified, named) if named is not None else modified)
+
+
+def _name_time(path: str) -> float | None:
+    stamp = os.path.basename(path)[len(paths.BACKUP_PREFIX):][:len("20260101T000000Z")]
+    try:
+        return calendar.timegm(time.strptime(stamp, paths.BACKUP_STAMP))
+    except ValueError:
+        return None
+
+
+def survey(data_dir: str) -> list[Entry]:
+    """Every snapshot with what it records, oldest first by sequence (then recorded time, then name)."""
+    entries = [Entry(path, read_made(path)) for path in paths.list_backups(data_dir)]
+    return sorted(entries, key=lambda entry: (entry.made.seq, entry.made.at, entry.path))
+
+
+def list_backups(data_dir: str) -> list[str]:
+    """Snapshot paths, oldest first by what they record (not by their names, which a wrong clock wrote)."""
+    return [entry.path for entry in survey(data_dir)]
+
+
+def newest_age(data_dir: str) -> float | None:
+    """Seconds since the newest snapshot that can be timed was made; None when there is none. A snapshot
+    dated in the future is kept but does not count as recent."""
+    now = wall_clock()
+    for entry in reversed(survey(data_dir)):
+        age = entry.made.age(now)
+        if age is not None:
+            return age
+        log.warning("snapshot %s is dated in the future (%s); it is kept but does not count as recent",
+                    entry.path, utc_stamp(entry.made.at))
+        return None
+    return None
+
+
+def _free_name(directory: str, when: float) -> str:
+    """`claude-mem-<stamp>.db`, or `claude-mem-<stamp>-<n>.db` when a snapshot already has that name (the
+    clock went back, or two in one second): a new snapshot never replaces an older one by name."""
+    base = paths.backup_name(utc_stamp(when))
+    target = os.path.join(directory, base)
+    number = 1
+    while os.path.exists(target):
+        number += 1
+        target = os.path.join(directory, base[: -len(paths.BACKUP_SUFFIX)] + f"-{number}{paths.BACKUP_SUFFIX}")
     return target
+
+
+@contextlib.contextmanager
+def _locked(directory: str) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: snapshots are rare enough to go unlocked
+        yield
+        return
+    fd = os.open(os.path.join(directory, ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def holds_memory(path: str) -> bool:
@@ -91,12 +255,19 @@ def holds_memory(path: str) -> bool:
 
 def _ask(path: str, sql: str) -> object:
     """One value from a read-only look at `path`; None when it cannot be read."""
+    row = _ask_row(path, sql)
+    return None if row is None else row[0]
+
+
+def _ask_row(path: str, sql: str) -> tuple[Any, ...] | None:
+    """The first row from a read-only look at `path`; None when there is none or it cannot be read."""
     try:
         conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=10)
     except sqlite3.Error:
         return None
     try:
-        return conn.execute(sql).fetchone()[0]
+        row = conn.execute(sql).fetchone()
+        return None if row is None else tuple(row)
     except sqlite3.Error:
         return None
     finally:
@@ -111,11 +282,13 @@ def newest_with_memory(data_dir: str) -> str | None:
     return None
 
 
-def rotate(data_dir: str, keep: int, protect: str | None = None) -> list[str]:
-    """Delete all but the newest `keep` snapshots (at least one is always kept), never `protect`: an
-    empty database's snapshots must not push the last backup holding memory out. Returns the deleted."""
+def rotate(data_dir: str, keep: int, protect: str | None = None, made: str | None = None) -> list[str]:
+    """Delete all but the newest `keep` snapshots by what they record (at least one is always kept),
+    never `protect` (an empty database's snapshots must not push the last backup holding memory out),
+    `made` (the snapshot just written) or the newest good one. Returns the deleted."""
     backups = list_backups(data_dir)
-    doomed = [path for path in backups[: max(0, len(backups) - max(1, keep))] if path != protect]
+    spared = {protect, made if made else newest_good_backup(data_dir)}  # `made` was checked, and is the newest
+    doomed = [path for path in backups[: max(0, len(backups) - max(1, keep))] if path not in spared]
     for path in doomed:
         _unlink(path)
     return doomed
@@ -157,6 +330,7 @@ def install_copy(data_dir: str, snapshot_path: str) -> None:
     temp = f"{target}.{os.getpid()}.restore.tmp"
     shutil.copyfile(snapshot_path, temp)
     os.chmod(temp, 0o600)
+    _unstamp(temp)
     for suffix in ("-wal", "-shm"):
         _unlink(target + suffix)
     os.replace(temp, target)
@@ -164,6 +338,10 @@ def install_copy(data_dir: str, snapshot_path: str) -> None:
 
 def restore(data_dir: str, snapshot_path: str) -> str | None:
     """Replace the database with a checked snapshot; the old database is kept aside (its new path)."""
+    try:
+        paths.require_regular(snapshot_path)  # SQLite would wait on a FIFO forever
+    except OSError as exc:
+        raise BackupError(f"{snapshot_path} cannot be restored: {exc.strerror or exc}") from None
     problem = check_database(snapshot_path)
     if problem is not None:
         raise BackupError(f"{snapshot_path} cannot be restored: {problem}")

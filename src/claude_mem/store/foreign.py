@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import quote
 
+from claude_mem import paths
 from claude_mem.domain import RecallError
 
 # How long a read waits for a lock its worker holds (a write in rollback-journal mode blocks readers).
@@ -46,6 +47,16 @@ TheirRow = dict[str, Any]
 
 class ForeignError(RecallError):
     """The original's database cannot be read: missing, not SQLite, not its schema, or locked."""
+
+
+def _coerced(column: str, value: object) -> object:
+    """A value of theirs as its column means it: SQLite stores any type in any column, so a BLOB where text
+    belongs is decoded (bytes that are not UTF-8 replaced), and a project name is always text."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if column == "project" and value is not None and not isinstance(value, str):
+        value = str(value)
+    return value
 
 
 def _describe(exc: sqlite3.Error) -> str:
@@ -88,7 +99,7 @@ class Original:
             cursor = self._conn.execute(sql, args)
             names = [column[0] for column in cursor.description]
             for values in cursor:
-                yield dict(zip(names, values))
+                yield {name: _coerced(name, value) for name, value in zip(names, values)}
 
     def _select(self, table: str, alias: str) -> str:
         present = self._optional.get(table, ())
@@ -115,9 +126,9 @@ class Original:
 
     def project_names(self) -> list[str]:
         """Every project name (the folder's basename) its sessions, observations and summaries use, sorted."""
-        return [row["project"] for row in self._rows(
+        return sorted({row["project"] or "" for row in self._rows(
             "SELECT project FROM sdk_sessions UNION SELECT project FROM observations"
-            " UNION SELECT project FROM session_summaries ORDER BY 1")]
+            " UNION SELECT project FROM session_summaries")})
 
     def sessions(self) -> Iterator[TheirRow]:
         """Its sessions, oldest row first."""
@@ -170,6 +181,9 @@ def open_readonly(path: str, busy_ms: int | None = None) -> Original:
         raise ForeignError(f"{path}: no such file")
     if os.path.isdir(path):
         raise ForeignError(f"{path}: a directory, not a database file")
+    kind = paths.not_regular(os.stat(path).st_mode)
+    if kind is not None:  # SQLite would wait on a FIFO forever
+        raise ForeignError(f"{path}: not a regular file ({kind}); refused, it is no database")
     try:
         conn = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=busy_ms / 1000,
                                isolation_level=None, check_same_thread=False)

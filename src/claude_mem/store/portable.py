@@ -164,28 +164,19 @@ def notes(conn: Store, scope: Scope) -> Iterator[PortableRow]:
 # -- import -------------------------------------------------------------------------------------------
 
 
-class _DryRun(Exception):
-    """Raised to roll a dry run's writes back."""
-
-
-def write_group(conn: Store, rows: Sequence[tuple[str, PortableRow]], dry_run: bool = False) -> list[str]:
+def write_group(conn: Store, rows: Sequence[tuple[str, PortableRow]]) -> list[str]:
     """Write (kind, columns) rows — kind `session`, `prompt`, `observation` or `summary` — in ONE
     transaction; returns what happened to each: ADDED, PRESENT (its uid, or the same row under
     another uid, is stored already) or NO_SESSION (it names a session neither in `rows` nor stored).
 
-    A session whose uid or Claude Code id is stored already is that session: its rows join it. With
-    `dry_run` everything is written, counted and rolled back.
+    A session whose uid or Claude Code id is stored already is that session: its rows join it. A dry
+    run uses `Plan.classify` instead, which writes nothing.
     """
     outcomes: list[str] = []
-    try:
-        with transaction(conn):
-            local: dict[str, int] = {}
-            for kind, row in rows:
-                outcomes.append(_write(conn, kind, row, local))
-            if dry_run:
-                raise _DryRun
-    except _DryRun:
-        pass
+    with transaction(conn):
+        local: dict[str, int] = {}
+        for kind, row in rows:
+            outcomes.append(_write(conn, kind, row, local))
     return outcomes
 
 
@@ -213,6 +204,74 @@ def _write(conn: Store, kind: str, row: PortableRow, local: dict[str, int]) -> s
             (values["project"], values["content_hash"])).fetchone():
         return PRESENT  # the same manual note, remembered here too
     return ADDED if _insert(conn, kind, values, ignore=True) else PRESENT
+
+
+class Plan:
+    """A dry run that writes nothing, not even to roll it back: what `write_group` would do to each row,
+    decided by reads (the same matches the inserts make: uid, the table's own unique key, a manual note's
+    project and hash) and by what this run would have added so far. Read speed, any store (read-only)."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, str] = {}  # uid or "cs:" + Claude Code id of a session it would add -> its uid
+        self.keys: set[tuple[object, ...]] = set()  # the unique keys of the rows it would add
+
+    def classify(self, conn: Store, rows: Sequence[tuple[str, PortableRow]]) -> list[str]:
+        local: dict[str, int | str] = {}
+        return [self._one(conn, kind, row, local) for kind, row in rows]
+
+    def _session(self, conn: Store, uid: str, content_session_id: str | None) -> int | str | None:
+        found = _stored_session(conn, uid, content_session_id)
+        if found is not None:
+            return found
+        return self.sessions.get(uid) or (self.sessions.get("cs:" + content_session_id) if content_session_id else None)
+
+    def _one(self, conn: Store, kind: str, row: PortableRow, local: dict[str, int | str]) -> str:
+        if kind == "session":
+            found = self._session(conn, row["uid"], row["content_session_id"])
+            if found is not None:
+                local[row["uid"]] = found
+                return PRESENT
+            self.sessions[row["uid"]] = row["uid"]
+            if row["content_session_id"]:
+                self.sessions["cs:" + row["content_session_id"]] = row["uid"]
+            local[row["uid"]] = row["uid"]
+            return ADDED
+        session_uid = row.get("session_uid")
+        session: int | str | None = None
+        if session_uid is not None:
+            session = local.get(session_uid)
+            if session is None:
+                session = self._session(conn, session_uid, None)
+                if session is None:
+                    return NO_SESSION
+                local[session_uid] = session
+        table = TABLES[kind]
+        keys: list[tuple[object, ...]] = [(table, "uid", row["uid"])]
+        if kind == "prompt":
+            keys.append((table, session, row["prompt_number"]))
+        elif kind == "observation":
+            keys.append((table, session, row["content_hash"]) if session is not None
+                        else (table, None, row["project"], row["content_hash"]))
+        if any(key in self.keys for key in keys) or self._stored(conn, table, keys):
+            return PRESENT
+        self.keys.update(keys)
+        return ADDED
+
+    @staticmethod
+    def _stored(conn: Store, table: str, keys: list[tuple[object, ...]]) -> bool:
+        if conn.execute(f"SELECT 1 FROM {table} WHERE uid = ?", (keys[0][2],)).fetchone():
+            return True
+        for key in keys[1:]:
+            if isinstance(key[1], str):  # a session this run would add: nothing stored can belong to it
+                continue
+            if len(key) == 4:
+                sql = "SELECT 1 FROM observations WHERE session_id IS NULL AND project = ? AND content_hash = ?"
+                if conn.execute(sql, key[2:]).fetchone():
+                    return True
+            elif conn.execute(f"SELECT 1 FROM {table} WHERE session_id = ? AND "
+                              f"{'prompt_number' if table == 'prompts' else 'content_hash'} = ?", key[1:]).fetchone():
+                return True
+        return False
 
 
 def _stored_session(conn: Store, uid: str, content_session_id: str | None) -> int | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 
 from claude_mem.store import backup
@@ -23,6 +22,9 @@ class BackupService(BackgroundTask):
         super().__init__()
         self._ctx: WorkerContext | None = None
         self.last_error: str | None = None
+        # time.monotonic() of this worker's last snapshot attempt: within one process the interval is kept
+        # by a clock that never jumps, whatever the wall clock does (at most one snapshot per interval).
+        self._last_attempt: float | None = None
 
     async def start(self, ctx: WorkerContext) -> None:
         self._ctx = ctx
@@ -33,19 +35,20 @@ class BackupService(BackgroundTask):
         self._task = asyncio.create_task(self._loop(interval_hours * 3600), name="backups")
 
     def due_in(self, interval: float) -> float:
-        """Seconds until the next snapshot is due (0 when one is due now)."""
+        """Seconds until the next snapshot is due (0 when one is due now): an interval after this worker's
+        last attempt and after the newest snapshot by its own record (a `claude-mem backup` counts; a
+        snapshot dated in the future does not)."""
         assert self._ctx is not None
-        existing = backup.list_backups(self._ctx.data_dir)
-        if not existing:
-            return 0.0
-        age = time.time() - os.path.getmtime(existing[-1])
-        return max(0.0, interval - age)
+        ours = 0.0 if self._last_attempt is None else interval - (time.monotonic() - self._last_attempt)
+        age = backup.newest_age(self._ctx.data_dir)
+        return max(0.0, ours, 0.0 if age is None else interval - age)
 
     async def _loop(self, interval: float) -> None:
         assert self._ctx is not None
         keep = int(self._ctx.settings.get("backups_keep") or 1)
         while True:
             await asyncio.sleep(max(self.due_in(interval), 1.0))
+            self._last_attempt = time.monotonic()
             try:
                 path = await asyncio.to_thread(backup.snapshot, self._ctx.data_dir, keep)
                 self.last_error = None
@@ -53,4 +56,4 @@ class BackupService(BackgroundTask):
             except Exception as exc:  # a failed snapshot must never take the worker down
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.exception("database snapshot failed")
-                await asyncio.sleep(min(interval, 3600.0))
+                self._last_attempt = time.monotonic() - max(0.0, interval - min(interval, 3600.0))  # retry in ≤ 1 h
