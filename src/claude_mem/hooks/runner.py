@@ -73,6 +73,17 @@ def _stdout(output: "dict[str, Any]") -> None:
     sys.stdout.buffer.flush()
 
 
+def with_notice(output: "dict[str, Any] | None", notice: "str | None") -> "dict[str, Any] | None":
+    """`output` with `notice` (the data dir takes no write: `capture.trouble`) added to its `systemMessage`,
+    the line Claude Code shows the user for every hook event."""
+    if not notice:
+        return output
+    if not output:
+        return {"systemMessage": notice}
+    shown = output.get("systemMessage")
+    return {**output, "systemMessage": f"{shown}\n{notice}" if shown else notice}
+
+
 def _after_capture(hook: str, data_dir: str, config: "dict[str, Any]") -> None:
     """Work after the capture is durable, for session-start and user-prompt only.
 
@@ -107,13 +118,14 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
     record, conn, config, incoming = taken.record, taken.conn, taken.config, taken.incoming
     if record is None:
         return 0
+    notice = taken.notice
     try:
         if hook in ("session-start", "user-prompt"):
             _after_capture(hook, data_dir, config)
         if not shows:
             from claude_mem.hooks.switched import write_output
 
-            written = write_output(hook, env)
+            written = with_notice(write_output(hook, env), notice)
             if written:
                 _stdout(written)
             return 0
@@ -125,7 +137,8 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
         if hook == "session-start":
             from claude_mem.hooks.session_start import build_output
 
-            _stdout(build_output(conn, record, config, incoming))
+            _stdout(with_notice(build_output(conn, record, config, incoming), notice) or {})
+            notice = None
         if hook == "user-prompt" and config["prompt_context"] and not record["private"]:
             from claude_mem.recall.prompt_context import Asked, user_prompt
 
@@ -135,7 +148,10 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
                                   data_dir, config, env, conn,
                                   asked=taken.early if isinstance(taken.early, Asked) else None)
             if related:
-                _stdout(related)
+                _stdout(with_notice(related, notice) or related)
+                notice = None
+        if notice:
+            _stdout({"systemMessage": notice})
     finally:
         if conn is not None:
             conn.close()

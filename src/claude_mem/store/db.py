@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 HOOK_BUSY_MS = 250
+_NO_SHM = (8, 10, 13, 14)  # SQLITE_READONLY, _IOERR, _FULL, _CANTOPEN: what a WAL reader meets without its -shm
 WORKER_BUSY_MS = 10_000
 
 db_path = paths.db_path
@@ -112,11 +113,27 @@ def connect_readonly(path: str, busy_timeout_ms: int = WORKER_BUSY_MS) -> Store 
     """Open an existing database for reading only; None when it does not exist yet."""
     if not os.path.exists(path):
         return None
-    conn = sqlite3.connect(
-        f"{file_uri(path)}?mode=ro", uri=True, timeout=busy_timeout_ms / 1000, isolation_level=None,
-        check_same_thread=False, factory=Store,
-    )
-    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn = _readonly(path, busy_timeout_ms, "mode=ro")
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()  # a WAL database opens its -shm here
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in _NO_SHM:
+            raise
+    # A read-only directory or a full disk: no -shm can be made or grown. Read the file as it is
+    # (`immutable`): what only the WAL holds is not seen, but the session still gets its memory.
+    return _readonly(path, busy_timeout_ms, "immutable=1")
+
+
+def _readonly(path: str, busy_timeout_ms: int, mode: str) -> Store:
+    conn = sqlite3.connect(f"{file_uri(path)}?{mode}", uri=True, timeout=busy_timeout_ms / 1000,
+                           isolation_level=None, check_same_thread=False, factory=Store)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 

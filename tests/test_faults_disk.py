@@ -1,0 +1,140 @@
+"""Fault: the data dir's disk fills up (issue 33, item 1), on a real 3 MiB tmpfs.
+
+300 post-tool hooks run as Claude Code runs them, 16 at a time, on a data dir with a few KiB free: every
+hook exits 0 with no traceback, says so once per session (`systemMessage`), keeps its event (the overflow
+of `capture.trouble`, on another filesystem), leaves no empty or partial file; `status` says "disk full,
+N events waiting". Space freed, the next hook and the worker's ingest bring every event back: 0 lost.
+The quarantine cap holds under 300 concurrent bad inputs.
+"""
+
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from claude_mem.capture import diagnostics, trouble
+from claude_mem.store import capture, db
+from conftest import require
+from hook_support import load, rows, run_hook
+
+HOOKS = 300
+PARALLEL = 16
+
+
+def tool_payload(index: int) -> dict:
+    payload = load("session-edit/06-PostToolUse.Bash.json")
+    payload["session_id"] = f"disk-session-{index % 5}"
+    payload["tool_use_id"] = f"toolu_disk_{index:05d}"
+    payload["tool_response"]["stdout"] = f"output {index} " + "x" * 2000
+    return payload
+
+
+@pytest.fixture
+def small_disk(tmp_path, monkeypatch):
+    """A 3 MiB tmpfs as the data dir's filesystem, and a private runtime dir (another filesystem) as
+    `$XDG_RUNTIME_DIR`; unmounted at the end."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    require(done.returncode == 0, f"cannot mount a tmpfs (needs root): {done.stderr.strip()}")
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    data_dir = mount / "data"
+    monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    try:
+        yield data_dir
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def fill(mount: str, leave: int) -> str:
+    """Fill the filesystem at `mount` but `leave` bytes; returns the filler file."""
+    filler = os.path.join(mount, "filler")
+    stat = os.statvfs(mount)
+    free = stat.f_bavail * stat.f_frsize
+    with open(filler, "wb") as handle:
+        handle.write(b"\0" * max(free - leave, 0))
+    return filler
+
+
+def empty_files(*roots: str) -> list[str]:
+    """Empty files but SQLite's own (a WAL is empty after a checkpoint) and hidden markers."""
+    found = []
+    for root in roots:
+        for folder, _dirs, names in os.walk(root):
+            found += [os.path.join(folder, name) for name in names
+                      if os.path.getsize(os.path.join(folder, name)) == 0 and not name.startswith(".")
+                      and not name.endswith(("-wal", "-shm"))]
+    return found
+
+
+def ingest(data_dir) -> int:
+    conn = db.connect(db.db_path(str(data_dir)))
+    try:
+        return capture.ingest_spool(conn, str(data_dir))
+    finally:
+        conn.close()
+
+
+def test_three_hundred_hooks_on_a_full_disk_lose_nothing(small_disk, tmp_path):
+    data_dir = str(small_disk)
+    start = load("session-edit/01-SessionStart.json")
+    assert run_hook("session-start", start).returncode == 0  # the database exists, with its schema
+    filler = fill(os.path.dirname(data_dir), leave=48 * 1024)
+
+    def one(index: int) -> subprocess.CompletedProcess:
+        return run_hook("post-tool", tool_payload(index), timeout=120)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        results = list(pool.map(one, range(HOOKS)))
+    assert [r.returncode for r in results] == [0] * HOOKS
+    assert not [r.stderr for r in results if b"Traceback" in r.stderr or b"internal error" in r.stderr]
+    messages = [json.loads(r.stdout)["systemMessage"] for r in results if r.stdout.strip()]
+    assert messages and all("full" in message for message in messages), messages[:3]
+    assert len(messages) <= 5  # once per session (5 sessions), not once per hook
+    empties = empty_files(data_dir, str(tmp_path / "run"))
+    quarantined = diagnostics.capture_report(data_dir)["quarantined"]
+    conditions = trouble.store_conditions(data_dir)
+    assert conditions and conditions[0]["state"] == "disk-full", conditions
+    waiting = conditions[0]["waiting"]
+    status = subprocess.run([sys.executable, "-m", "claude_mem", "status"], capture_output=True, text=True,
+                            timeout=60, env=os.environ)
+    assert "disk full" in status.stdout, status.stdout
+    assert "bad input" not in status.stdout
+    print(status.stdout)
+
+    os.unlink(filler)  # space returns: the next hook brings the events back, the worker ingests them
+    subprocess.run(["mount", "-o", "remount,size=16m", os.path.dirname(data_dir)], check=True)
+    last = tool_payload(HOOKS)
+    assert run_hook("post-tool", last).returncode == 0
+    ingest(data_dir)
+    stored = rows(data_dir, "SELECT COUNT(*) FROM pending_events WHERE kind IN ('tool', 'tool_failure')")[0][0]
+    lost = HOOKS + 1 - stored
+    after = trouble.store_conditions(data_dir)
+    print(json.dumps({"hooks": HOOKS, "lost": lost, "empty_files": len(empties), "quarantined": quarantined,
+                      "quarantine_cap": diagnostics.QUARANTINE_KEEP, "waiting_while_full": waiting,
+                      "notices": len(messages), "conditions_after": after}))
+    assert lost == 0
+    assert empties == []
+    assert quarantined <= diagnostics.QUARANTINE_KEEP
+    assert not trouble.waiting_files(data_dir)
+    assert [c for c in after if c["state"] == "disk-full"] == []
+
+
+def test_quarantine_cap_holds_under_three_hundred_concurrent_bad_inputs(data_dir):
+    def one(index: int) -> subprocess.CompletedProcess:
+        return run_hook("post-tool", b"{not json %d" % index, timeout=120)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        results = list(pool.map(one, range(HOOKS)))
+    assert [r.returncode for r in results] == [0] * HOOKS
+    folder = os.path.join(str(data_dir), diagnostics.QUARANTINE_DIR)
+    kept = [name for name in os.listdir(folder) if not name.startswith(".")]
+    print(json.dumps({"bad_inputs": HOOKS, "quarantined": len(kept), "cap": diagnostics.QUARANTINE_KEEP}))
+    assert len(kept) == diagnostics.QUARANTINE_KEEP
+    assert empty_files(folder) == []
