@@ -46,14 +46,6 @@ _sequence = 0
 write_file = durable.write_file
 
 
-class NewerSchema(Exception):
-    """The database was written by a newer claude-mem: this build must not write to it."""
-
-    def __init__(self, found: int, known: int) -> None:
-        super().__init__(newer_schema_message(found, known))
-        self.found, self.known = found, known
-
-
 def newer_schema_message(found: int, known: int) -> str:
     return (f"this database was written by a newer claude-mem (schema v{found}, this build knows v{known}): "
             "upgrade claude-mem")
@@ -62,7 +54,7 @@ def newer_schema_message(found: int, known: int) -> str:
 def classify(exc: BaseException, data_dir: str | None = None) -> str | None:
     """`DISK_FULL`, `READ_ONLY` or `NEWER_SCHEMA` when `exc` says the data dir cannot take a write; else None
     (busy, damaged, anything else). SQLite's "unable to open" counts as read-only only when `data_dir` is."""
-    if isinstance(exc, NewerSchema):
+    if getattr(exc, "condition", None) == NEWER_SCHEMA:  # `store.db.NewerSchema`
         return NEWER_SCHEMA
     code = getattr(exc, "sqlite_errorcode", None)
     if isinstance(code, int):

@@ -30,7 +30,8 @@ from claude_mem import paths
 from claude_mem import settings as settings_module
 from claude_mem.domain import utc_stamp
 from claude_mem.runtime import discovery, environment, origin, registered
-from claude_mem.store import backup, integrity
+from claude_mem.store import integrity
+from claude_mem.store.restore_first import restore_first
 from claude_mem.worker import restart
 from claude_mem.worker.app import create_app
 from claude_mem.worker.context import WorkerContext
@@ -240,7 +241,7 @@ def run(lock_fd: int | None, lock_wait: float, port_override: int | None = None)
     ctx = WorkerContext(settings=values, data_dir=data_dir)
     server: Server | None = None
     try:
-        recovered = backup.recover_if_corrupt(data_dir)
+        recovered = restore_first(data_dir)  # under the lock the hooks and the CLI take: one restore
         if recovered is not None:
             ctx.store_notes.append(f"{recovered['at']}: {recovered['problem']}; {recovered['note']}")
         ctx.recovery = recovered or discovery.read_recovery(data_dir)
