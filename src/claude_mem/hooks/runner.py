@@ -51,8 +51,10 @@ HOOK_INTRO = (
     "Installed by the plugin (hooks/hooks.json) or by hand in Claude Code settings. Every hook "
     "always exits 0 and prints nothing but its JSON; bad input is logged to logs/hooks.log and a "
     "cleaned copy kept in quarantine/. When the database is busy for more than 250 ms the event "
-    "is written to spool/ and the worker picks it up later. Projects matching excluded_projects "
-    "are never captured.\n\n"
+    "is written to spool/ and the worker picks it up later. When the data dir takes no write (disk "
+    "full, read-only, a database of a newer claude-mem) the event waits outside it (XDG_RUNTIME_DIR, "
+    "/dev/shm or /tmp, 16 MiB at most) until it can, and the hook says so once a session "
+    "(systemMessage). Projects matching excluded_projects are never captured.\n\n"
     "One switch per session, CLAUDE_MEM in Claude Code's environment (e.g. `CLAUDE_MEM=off claude`): "
     "off (also 0, false, no) stores and shows nothing; read shows memory and stores nothing of the "
     "session; write stores the session and shows no memory; unset, on, 1, true: both. Any other "
@@ -137,7 +139,12 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
         if hook == "session-start":
             from claude_mem.hooks.session_start import build_output
 
-            _stdout(with_notice(build_output(conn, record, config, incoming), notice) or {})
+            try:
+                built: dict[str, Any] | None = build_output(conn, record, config, incoming)
+            except Exception as exc:  # noqa: BLE001 - the event is kept; only the memory shown is lost
+                diagnostics.log(data_dir, hook, f"memory not shown: {type(exc).__name__}: {exc}")
+                built = {"systemMessage": f"claude-mem: memory not shown ({type(exc).__name__}); see logs/hooks.log"}
+            _stdout(with_notice(built, notice) or {})
             notice = None
         if hook == "user-prompt" and config["prompt_context"] and not record["private"]:
             from claude_mem.recall.prompt_context import Asked, user_prompt
