@@ -17,7 +17,7 @@ import pytest
 
 from claude_mem.capture import diagnostics, trouble
 from claude_mem.store import capture, db
-from conftest import require
+from fault_support import tmpfs_data_dir
 from hook_support import load, rows, run_hook
 
 HOOKS = 300
@@ -34,22 +34,9 @@ def tool_payload(index: int) -> dict:
 
 @pytest.fixture
 def small_disk(tmp_path, monkeypatch):
-    """A 3 MiB tmpfs as the data dir's filesystem, and a private runtime dir (another filesystem) as
-    `$XDG_RUNTIME_DIR`; unmounted at the end."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m,mode=0700", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    require(done.returncode == 0, f"cannot mount a tmpfs (needs root): {done.stderr.strip()}")
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    data_dir = mount / "data"
-    monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(data_dir))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    try:
-        yield data_dir
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+    """A 3 MiB tmpfs as the data dir's filesystem (yields the data dir)."""
+    for mount in tmpfs_data_dir(tmp_path, monkeypatch, "3m"):
+        yield os.path.join(mount, "data")
 
 
 def fill(mount: str, leave: int) -> str:

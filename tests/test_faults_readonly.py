@@ -7,6 +7,7 @@ database (hooks spool, the CLI refuses with the version it needs), the session s
 """
 
 import json
+import pathlib
 import sqlite3
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 
 from claude_mem.capture import spool, trouble
 from claude_mem.store import capture, db
-from conftest import require
+from fault_support import tmpfs_data_dir
 from hook_support import load, run_hook
 from test_recovery import seed_observations
 
@@ -47,19 +48,8 @@ def count_events(data_dir: str) -> int:
 
 @pytest.fixture
 def own_disk(tmp_path, monkeypatch):
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m,mode=0700", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    require(done.returncode == 0, f"cannot mount a tmpfs (needs root): {done.stderr.strip()}")
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    monkeypatch.setenv("CLAUDE_MEM_DATA_DIR", str(mount / "data"))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+    for mount in tmpfs_data_dir(tmp_path, monkeypatch, "32m"):
+        yield pathlib.Path(mount)
 
 
 def test_a_read_only_data_dir_still_gives_memory_and_says_once_why_capture_is_off(own_disk):

@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from claude_mem.store import db
 from hook_support import load, run_hook
 from test_recovery import SESSIONS, build, keys
@@ -65,22 +67,14 @@ def test_hook_first_restores_before_it_writes_and_the_worker_it_starts_does_not_
     print(json.dumps({"order": "hook first", **figures}))
 
 
-def test_worker_first_restores_and_the_hook_after_it_finds_a_good_database(worker_env):  # noqa: F811
+@pytest.mark.parametrize("first", [("worker", "start"), ("migrate",)], ids=["worker first", "cli first"])
+def test_worker_or_cli_first_restores_and_the_hook_after_finds_a_good_database(worker_env, first):  # noqa: F811
     data_dir = str(worker_env)
     path = emptied(data_dir)
-    started = cli("worker", "start")
-    assert started.returncode == 0, started.stderr
-    session_start("after-the-loss", autostart=False)
-    print(json.dumps({"order": "worker first", **assert_restored_once(data_dir, path, new_sessions=1)}))
-
-
-def test_cli_first_restores(worker_env):  # noqa: F811
-    data_dir = str(worker_env)
-    path = emptied(data_dir)
-    migrated = cli("migrate")
-    assert migrated.returncode == 0, migrated.stderr
-    session_start("after-the-loss", autostart=False)
-    print(json.dumps({"order": "cli first", **assert_restored_once(data_dir, path, new_sessions=1)}))
+    done = cli(*first)
+    assert done.returncode == 0, done.stderr
+    session_start("after-the-loss")
+    print(json.dumps({"order": f"{first[0]} first", **assert_restored_once(data_dir, path, new_sessions=1)}))
 
 
 def test_hooks_at_once_restore_once(worker_env):  # noqa: F811
