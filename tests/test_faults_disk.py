@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from claude_mem.capture import diagnostics, trouble
+from claude_mem.cli import checks
 from claude_mem.store import capture, db
 from fault_support import tmpfs_data_dir
 from hook_support import load, rows, run_hook
@@ -92,13 +93,16 @@ def test_three_hundred_hooks_on_a_full_disk_lose_nothing(small_disk, tmp_path):
     status = subprocess.run([sys.executable, "-m", "claude_mem", "status"], capture_output=True, text=True,
                             timeout=60, env=os.environ)
     assert "disk full" in status.stdout, status.stdout
-    assert "bad input" not in status.stdout
-    print(status.stdout)
+    assert "bad input" not in status.stdout and "not known" not in status.stdout, status.stdout
+    said = checks.capture_condition_checks(data_dir)  # doctor's line (its data dir checks)
+    assert len(said) == 1 and "disk full" in said[0].detail and said[0].status == checks.PROBLEM, said
 
     os.unlink(filler)  # space returns: the next hook brings the events back, the worker ingests them
     subprocess.run(["mount", "-o", "remount,size=16m", os.path.dirname(data_dir)], check=True)
-    last = tool_payload(HOOKS)
-    assert run_hook("post-tool", last).returncode == 0
+    prompt = load("session-edit/02-UserPromptSubmit.json")
+    prompt["session_id"] = "disk-session-0"
+    assert run_hook("user-prompt", prompt).returncode == 0  # the next turn brings the kept events back
+    assert run_hook("post-tool", tool_payload(HOOKS)).returncode == 0
     ingest(data_dir)
     stored = rows(data_dir, "SELECT COUNT(*) FROM pending_events WHERE kind IN ('tool', 'tool_failure')")[0][0]
     lost = HOOKS + 1 - stored

@@ -4,7 +4,7 @@ A hook whose event cannot be written (the disk or quota is full, the data dir is
 database is newer than this build) must neither lose the event nor fail Claude Code. It keeps the
 record in the *overflow*: a private directory on another filesystem, tried in order
 `$XDG_RUNTIME_DIR/claude-mem/<key>`, `/dev/shm/claude-mem-<uid>/<key>`, `$TMPDIR|/tmp/claude-mem-<uid>/<key>`
-(`key`: a digest of the data dir's real path, so two data dirs never mix), capped at `OVERFLOW_BYTES`
+(`key`: a digest of the data dir's absolute path, so two data dirs never mix), capped at `OVERFLOW_BYTES`
 in all. Files are written to a hidden temp name, fsynced and renamed (removed on failure): never an
 empty or partial file. The worker's spool ingest (`store.capture.ingest_spool`) first moves them back
 into `<data dir>/spool/` (`drain`) once the data dir takes writes again, then stores them like any
@@ -81,7 +81,7 @@ def classify(exc: BaseException, data_dir: str | None = None) -> str | None:
 def _key(data_dir: str) -> str:
     from claude_mem.capture.digest import sha256_hex
 
-    return sha256_hex(os.path.realpath(data_dir).encode("utf-8", "surrogateescape"))[:16]
+    return sha256_hex(os.path.abspath(data_dir).encode("utf-8", "surrogateescape"))[:16]
 
 
 def candidates(data_dir: str) -> list[str]:

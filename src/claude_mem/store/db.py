@@ -109,6 +109,15 @@ def connect(path: str, busy_timeout_ms: int = WORKER_BUSY_MS, migrate: bool = Tr
     return _connect(path, busy_timeout_ms, migrate)
 
 
+def conditions(data_dir: str) -> list[dict[str, object]]:
+    """What keeps the store from working normally, for `/health`, `status` and `doctor` (no database opened):
+    `capture.trouble.store_conditions` — disk-full, read-only, newer-schema (against this build's schema),
+    recovered — each `{state, reason, since, waiting}`."""
+    from claude_mem.capture.trouble import store_conditions
+
+    return store_conditions(data_dir, SCHEMA_VERSION)
+
+
 def set_restorer(restorer: Callable[[str], object]) -> None:
     """What `connect` calls with the data dir, before anything writes, when the database is lost (missing or
     0 bytes beside backups) or not a database: `store.restore_first.restore_first`, set by `store/__init__`

@@ -82,7 +82,8 @@ def _store(data_dir: str, record: dict[str, Any], hook: str, busy_timeout_ms: in
         conn = db.open(data_dir, busy_timeout_ms=busy_timeout_ms)
         with transaction(conn):
             added = apply_record(conn, record)
-        _bring_back(data_dir)
+        if hook in ("session-start", "user-prompt"):  # once a turn, not on every tool call (~50 µs)
+            _bring_back(data_dir)
         return ("stored" if added else "duplicate"), conn
     except Exception as exc:  # noqa: BLE001 - busy, locked, damaged or anything else: never lose the event
         if conn is not None:
