@@ -7,6 +7,7 @@ database (hooks spool, the CLI refuses with the version it needs), the session s
 """
 
 import json
+import os
 import pathlib
 import sqlite3
 import subprocess
@@ -116,6 +117,12 @@ def test_a_newer_schema_is_never_written_and_still_read(data_dir):
     assert f"schema v{newer}, this build knows v{db.SCHEMA_VERSION}" in message and "upgrade claude-mem" in message
     with pytest.raises(db.NewerSchema):
         db.connect(path)
+    worker = subprocess.run([sys.executable, "-m", "claude_mem", "worker", "start"], capture_output=True, text=True,
+                            timeout=90, stdin=subprocess.DEVNULL,
+                            env={**os.environ, "CLAUDE_MEM_WORKER_PORT": "0", "CLAUDE_MEM_PROVIDER": "offline"})
+    assert worker.returncode != 0 and "Traceback" not in worker.stderr  # it does not run on what it cannot write
+    stopped = json.load(open(os.path.join(str(data_dir), "worker-stopped.json")))
+    assert "upgrade claude-mem" in stopped["why"]
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == newer
     conn.close()

@@ -122,7 +122,7 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
         return 0
     notice = taken.notice
     try:
-        if hook in ("session-start", "user-prompt"):
+        if hook in ("session-start", "user-prompt") and taken.condition != "newer-schema":  # it would not start
             _after_capture(hook, data_dir, config)
         if not shows:
             from claude_mem.hooks.switched import write_output

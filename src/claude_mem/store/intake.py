@@ -35,7 +35,7 @@ class Taken:
     the hook's stderr, `notice` (once per session) for the user: the hook's `systemMessage`. `conn` is the open
     database after a commit (the caller closes it)."""
 
-    __slots__ = ("config", "conn", "early", "incoming", "messages", "notice", "outcome", "record")
+    __slots__ = ("condition", "config", "conn", "early", "incoming", "messages", "notice", "outcome", "record")
 
     def __init__(self, outcome: str, messages: list[str] | None = None) -> None:
         self.outcome = outcome
@@ -46,6 +46,7 @@ class Taken:
         self.conn: db.Store | None = None
         self.early: object = None  # what `take`'s `before_store` returned
         self.notice: str | None = None
+        self.condition: str | None = None  # why the data dir took no write (`capture.trouble` state)
 
 
 def private_marker(data_dir: str, content_session_id: str) -> str:
@@ -121,14 +122,15 @@ def _spool(data_dir: str, record: dict[str, Any], hook: str, exc: Exception) -> 
     return outcome
 
 
-def _notice(data_dir: str, session_id: object) -> str | None:
-    """The user's line, once per session, when the data dir takes no write (`capture.trouble`)."""
+def _notice(data_dir: str, session_id: object) -> tuple[str | None, str | None]:
+    """(why the data dir takes no write, the user's line about it once per session) (`capture.trouble`)."""
     from claude_mem.capture import trouble
 
     for condition in trouble.store_conditions(data_dir):
         if condition["state"] != trouble.RECOVERED:
-            return trouble.first_notice(data_dir, session_id, condition["state"], condition["reason"])
-    return None
+            state = str(condition["state"])
+            return state, trouble.first_notice(data_dir, session_id, state, condition["reason"])
+    return None, None
 
 
 def _fingerprint(data_dir: str, hook: str, record: dict[str, Any], incoming: dict[str, Any],
@@ -181,7 +183,7 @@ def take(hook: str, raw: bytes, env: dict[str, Any], data_dir: str, busy_timeout
     outcome, conn = _store(data_dir, record, hook, busy_timeout_ms)
     taken = Taken(outcome)
     if outcome != "stored" and outcome != "duplicate":
-        taken.notice = _notice(data_dir, incoming.get("session_id"))
+        taken.condition, taken.notice = _notice(data_dir, incoming.get("session_id"))
     taken.early = early
     taken.record, taken.incoming, taken.config, taken.conn = record, incoming, config, conn
     if len(raw) > OVERSIZED_BYTES and outcome != "duplicate":
