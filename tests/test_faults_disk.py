@@ -129,3 +129,29 @@ def test_quarantine_cap_holds_under_three_hundred_concurrent_bad_inputs(data_dir
     print(json.dumps({"bad_inputs": HOOKS, "quarantined": len(kept), "cap": diagnostics.QUARANTINE_KEEP}))
     assert len(kept) == diagnostics.QUARANTINE_KEEP
     assert empty_files(folder) == []
+
+
+def test_the_overflow_is_bounded_private_and_told_once(data_dir, tmp_path, monkeypatch):
+    runtime = tmp_path / "runtime"  # conftest's private $XDG_RUNTIME_DIR
+    monkeypatch.setattr(trouble, "OVERFLOW_BYTES", 2200)
+    everywhere = trouble.candidates
+    monkeypatch.setattr(trouble, "candidates", lambda data: everywhere(data)[:1])  # only the runtime dir
+    os.makedirs(data_dir)
+    record = {"kind": "tool", "content_session_id": "s", "payload": {"stdout": "x" * 600}}
+    kept = [trouble.keep(str(data_dir), record, trouble.DISK_FULL, "ENOSPC") for _ in range(4)]
+    assert all(kept[:3]) and kept[3] is None  # the cap: the fourth is refused, and counted
+    place = os.path.dirname(kept[0])
+    assert place.startswith(str(runtime)) and os.stat(place).st_mode & 0o777 == 0o700
+    assert os.stat(os.path.dirname(place)).st_mode & 0o777 == 0o700
+    assert "1 event(s) lost" in trouble.store_conditions(str(data_dir))[0]["reason"]
+    assert trouble.first_notice(str(data_dir), "s", trouble.DISK_FULL, "disk full") is not None
+    assert trouble.first_notice(str(data_dir), "s", trouble.DISK_FULL, "disk full") is None  # once a session
+    assert trouble.first_notice(str(data_dir), "t", trouble.DISK_FULL, "disk full") is not None
+    spool_dir = os.path.join(str(data_dir), "spool")
+    assert trouble.drain(str(data_dir), spool_dir) == 3
+    assert trouble.store_conditions(str(data_dir))[0]["state"] == "disk-full"  # until the database takes a write
+    trouble.clear(str(data_dir))
+    assert trouble.store_conditions(str(data_dir)) == []
+    [name] = os.listdir(spool_dir)
+    with open(os.path.join(spool_dir, name), encoding="utf-8") as handle:
+        assert [json.loads(line)["payload"] for line in handle] == [record["payload"]] * 3  # one file, 3 lines

@@ -6,9 +6,10 @@ record in the *overflow*: a private directory on another filesystem, tried in or
 `$XDG_RUNTIME_DIR/claude-mem/<key>`, `/dev/shm/claude-mem-<uid>/<key>`, `$TMPDIR|/tmp/claude-mem-<uid>/<key>`
 (`key`: a digest of the data dir's absolute path, so two data dirs never mix), capped at `OVERFLOW_BYTES`
 in all. Files are written to a hidden temp name, fsynced and renamed (removed on failure): never an
-empty or partial file. The worker's spool ingest (`store.capture.ingest_spool`) first moves them back
-into `<data dir>/spool/` (`drain`) once the data dir takes writes again, then stores them like any
-spooled record; the condition clears when the overflow is empty.
+empty or partial file. The worker's spool ingest (`store.capture.ingest_spool`), and the next
+session-start or user-prompt hook that stores its event, move them back into `<data dir>/spool/`
+(`drain`) once the data dir takes writes again; the worker stores them like any spooled record. The
+condition clears when a database write succeeded and the overflow is empty.
 
 The condition itself (`condition.json` in the overflow dir: state, reason, since, dropped) is what
 `status`, `doctor` and `/health` read through `store_conditions` — a few `stat`s, no database. The
@@ -101,12 +102,16 @@ def candidates(data_dir: str) -> list[str]:
 def _private_dir(path: str) -> bool:
     """`path` is a real directory of ours that nobody else may write or read (made if missing)."""
     try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        for directory in (os.path.dirname(path), path):
+        for directory in (os.path.dirname(path), path):  # each level 0700 (makedirs leaves parents to the umask)
+            try:
+                os.mkdir(directory, 0o700)
+            except FileExistsError:
+                pass
             info = os.lstat(directory)
-            if not os.path.isdir(directory) or os.path.islink(directory) or info.st_uid != os.getuid() \
-                    or info.st_mode & 0o077:
-                return False
+            if os.path.islink(directory) or not os.path.isdir(directory) or info.st_uid != os.getuid():
+                return False  # someone else's, or a link: never write there
+            if info.st_mode & 0o077:
+                os.chmod(directory, 0o700)
     except OSError:
         return False
     return True
@@ -166,8 +171,9 @@ def _read_condition(directory: str) -> dict[str, Any] | None:
 
 def note(data_dir: str, state: str, reason: str, directory: str | None = None, dropped: int = 0) -> None:
     """Record that the data dir is in `state` (kept `since` the first time); never raises."""
-    places = [directory] if directory else [path for path in candidates(data_dir) if _private_dir(path)]
-    for place in places:
+    for place in [directory] if directory else candidates(data_dir):
+        if directory is None and not _private_dir(place):
+            continue
         current = _read_condition(place) or {}
         if current.get("state") == state and not dropped:
             return  # already noted: no write on every hook
@@ -231,8 +237,8 @@ def waiting_files(data_dir: str) -> list[str]:
 def drain(data_dir: str, spool_dir: str) -> int:
     """Move overflow files back into `spool_dir`: up to `DRAIN_BYTES` of them as one spool file (one line a
     record: a full disk has little room for many small files), written durably before the originals are
-    deleted; stops at the first write that fails (the disk still full). Clears the condition once nothing is
-    left. Returns how many records moved."""
+    deleted; stops at the first write that fails (the disk still full). Returns how many records moved.
+    The condition stays until a database write succeeds (`clear`)."""
     moved = 0
     waiting = waiting_files(data_dir)
     while waiting:
@@ -262,12 +268,12 @@ def drain(data_dir: str, spool_dir: str) -> int:
                 pass
         moved += len(batch)
         waiting = waiting[waiting.index(batch[-1]) + 1:]
-    clear(data_dir)
     return moved
 
 
 def clear(data_dir: str) -> None:
-    """Forget the condition and the once-per-session markers (the data dir takes writes again)."""
+    """Forget the condition and the once-per-session markers once the database took a write again and nothing
+    waits in the overflow (a later trouble is a new one, told again)."""
     for directory in _existing(data_dir):
         if _files(directory):
             continue

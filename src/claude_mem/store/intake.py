@@ -97,8 +97,9 @@ def _bring_back(data_dir: str) -> None:
     from claude_mem.capture import spool, trouble
 
     try:
-        if trouble.active(data_dir):  # a few `stat`s on every stored event
+        if trouble.active(data_dir):  # a few `stat`s
             trouble.drain(data_dir, spool.spool_dir(data_dir))
+            trouble.clear(data_dir)  # this event is in the database: the trouble is over
     except OSError:
         pass  # the worker's ingest drains it too
 
