@@ -155,3 +155,36 @@ def test_the_overflow_is_bounded_private_and_told_once(data_dir, tmp_path, monke
     [name] = os.listdir(spool_dir)
     with open(os.path.join(spool_dir, name), encoding="utf-8") as handle:
         assert [json.loads(line)["payload"] for line in handle] == [record["payload"]] * 3  # one file, 3 lines
+
+
+def test_a_worker_that_takes_the_hooks_events_on_a_full_disk_keeps_them_too(small_disk, monkeypatch):
+    """Post-tool hooks hand their payload to a running worker (capture/handoff.py): on a full disk the
+    worker keeps the event outside the data dir the same way, and the hook still shows the line once."""
+    from claude_mem.runtime import control, discovery
+    from test_worker_lifecycle import cli
+
+    monkeypatch.setenv("CLAUDE_MEM_WORKER_PORT", "0")
+    monkeypatch.setenv("CLAUDE_MEM_PROVIDER", "offline")
+    monkeypatch.setenv("CLAUDE_MEM_BACKUP_INTERVAL_HOURS", "0")
+    data_dir = str(small_disk)
+    assert run_hook("session-start", load("session-edit/01-SessionStart.json")).returncode == 0
+    cli("worker", "start")
+    try:
+        filler = fill(os.path.dirname(data_dir), leave=16 * 1024)
+        results = [run_hook("post-tool", tool_payload(index), timeout=120) for index in range(40)]
+        assert all(r.returncode == 0 and b"Traceback" not in r.stderr for r in results)
+        told = [json.loads(r.stdout)["systemMessage"] for r in results if r.stdout.strip()]
+        assert 1 <= len(told) <= 5 and all("full" in line for line in told), told
+        worker_pid = discovery.read_info(data_dir)["pid"]
+        kept_by_worker = [path for path in trouble.waiting_files(data_dir)
+                          if os.path.basename(path).split("-")[1] == str(worker_pid)]
+        assert kept_by_worker  # the worker took them (the handoff), not the hooks' own processes
+        os.unlink(filler)
+        subprocess.run(["mount", "-o", "remount,size=16m", os.path.dirname(data_dir)], check=True)
+    finally:
+        control.stop(data_dir, timeout=20)
+    ingest(data_dir)
+    stored = rows(data_dir, "SELECT COUNT(*) FROM pending_events WHERE kind IN ('tool', 'tool_failure')")[0][0]
+    print(json.dumps({"handed_over_hooks": 40, "kept_by_the_worker": len(kept_by_worker), "stored_after": stored,
+                      "notices": len(told)}))
+    assert stored == 40
