@@ -51,6 +51,9 @@ def isolated_env(tmp_path, monkeypatch):
     # Hooks would start real workers (and build venvs) in every test; worker tests turn it back on.
     monkeypatch.setenv("CLAUDE_MEM_AUTOSTART", "false")
     monkeypatch.setenv("HOME", str(home))
+    runtime = tmp_path / "runtime"  # where a hook keeps events a full or read-only data dir cannot take
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     inherited = [part for part in os.environ.get("PYTHONPATH", "").split(os.pathsep) if part not in ("", PLUGINS, TESTS)]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([PLUGINS, TESTS, *inherited]))
     # A test edits a file and reads memory again at once, in one process: a worker would look again

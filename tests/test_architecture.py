@@ -49,7 +49,9 @@ HOOK_ENTRY = f"{PACKAGE}.hooks.runner"
 # them inside rarely taken branches are fine.
 HOOK_HEAVY = {"dataclasses", "typing", "logging", "pathlib", "uuid", "subprocess", "inspect", "asyncio", "hashlib"}
 # Modules the hook path loads only in a rare branch (spawning a worker needs `subprocess`).
-HOOK_RARE = {f"{PACKAGE}.runtime.launch"}
+HOOK_RARE = {f"{PACKAGE}.runtime.launch",
+             # restoring a lost database from its backup, once, before anything writes (store.db.restore_first)
+             f"{PACKAGE}.store.backup", f"{PACKAGE}.store.salvage"}
 SQL_START = re.compile(
     r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|VACUUM|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|"
     r"WITH|REPLACE|ANALYZE|REINDEX)\s"

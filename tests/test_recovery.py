@@ -192,7 +192,9 @@ def test_snapshots_never_push_out_the_last_backup_holding_memory(data_dir):
     build(path)
     good = backup.snapshot(str(data_dir), keep=2)
     os.unlink(path)
-    db.connect(path).close()  # an empty database, as a worker started without recovery would make
+    empty = os.path.join(str(data_dir), "elsewhere", "claude-mem.db")
+    db.connect(empty).close()  # an empty database, as a build without recovery before writing would make
+    os.replace(empty, path)
     import time
 
     for _ in range(3):

@@ -40,14 +40,40 @@ def log(data_dir: str, hook: str, message: str) -> None:
             os.write(fd, line.encode("utf-8", "replace"))
         finally:
             os.close(fd)
-    except OSError:
-        pass
+    except OSError as exc:
+        from claude_mem.capture import trouble
+
+        state = trouble.classify(exc)
+        if state == trouble.DISK_FULL:  # the log is the first to go: `status` says why it is empty
+            trouble.note(data_dir, state, f"cannot write {path}: {exc}")
 
 
 def _quarantine_name(data_dir: str, hook: str, suffix: str) -> str:
     directory = os.path.join(data_dir, QUARANTINE_DIR)
     os.makedirs(directory, mode=0o700, exist_ok=True)
     return os.path.join(directory, f"{time.time_ns():020d}-{os.getpid()}-{hook}{suffix}")
+
+
+class _Locked:
+    """The quarantine directory locked (`flock` on the directory itself: no lock file) while a copy is added
+    and the oldest pruned: the cap holds however many hooks quarantine at once."""
+
+    def __init__(self, data_dir: str) -> None:
+        self.fd = -1
+        try:
+            import fcntl
+
+            self.fd = os.open(os.path.join(data_dir, QUARANTINE_DIR), os.O_RDONLY | os.O_DIRECTORY)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except (OSError, ImportError):
+            pass
+
+    def __enter__(self) -> "_Locked":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # closing releases the lock
 
 
 def cleaned_copy(raw: bytes) -> bytes:
@@ -63,15 +89,15 @@ def cleaned_copy(raw: bytes) -> bytes:
 
 
 def quarantine(data_dir: str, hook: str, raw: bytes) -> str | None:
-    """Keep a bounded, cleaned copy of `raw`; returns its path (None when it could not be written)."""
+    """Keep a bounded, cleaned copy of `raw`; returns its path (None when it could not be written: then no
+    file is left, not even an empty one)."""
     try:
         path = _quarantine_name(data_dir, hook, ".txt")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.write(fd, cleaned_copy(raw))
-        finally:
-            os.close(fd)
-        prune(data_dir)
+        from claude_mem.capture.durable import write_file
+
+        with _Locked(data_dir):
+            write_file(os.path.dirname(path), os.path.basename(path), cleaned_copy(raw))
+            prune(data_dir)
         return path
     except OSError:
         return None
@@ -80,16 +106,18 @@ def quarantine(data_dir: str, hook: str, raw: bytes) -> str | None:
 def quarantine_file(data_dir: str, hook: str, source: str) -> None:
     """Move an already-cleaned file (a damaged spool file) into quarantine."""
     try:
-        os.replace(source, _quarantine_name(data_dir, hook, ".jsonl"))
-        prune(data_dir)
+        target = _quarantine_name(data_dir, hook, ".jsonl")
+        with _Locked(data_dir):
+            os.replace(source, target)
+            prune(data_dir)
     except OSError:
         pass
 
 
 def prune(data_dir: str) -> None:
-    """Keep only the newest QUARANTINE_KEEP copies."""
+    """Keep only the newest QUARANTINE_KEEP copies (hidden files, the lock and temp files, are not copies)."""
     directory = os.path.join(data_dir, QUARANTINE_DIR)
-    names = sorted(os.listdir(directory))
+    names = sorted(name for name in os.listdir(directory) if not name.startswith("."))
     for name in names[: max(len(names) - QUARANTINE_KEEP, 0)]:
         try:
             os.unlink(os.path.join(directory, name))
@@ -102,5 +130,9 @@ def capture_report(data_dir: str) -> dict[str, object]:
     from claude_mem.capture import spool
 
     quarantine_dir = os.path.join(data_dir, QUARANTINE_DIR)
-    quarantined = len(os.listdir(quarantine_dir)) if os.path.isdir(quarantine_dir) else 0
-    return {"spooled": spool.count(data_dir), "quarantined": quarantined, "hooks_log": log_path(data_dir)}
+    quarantined = len([name for name in os.listdir(quarantine_dir) if not name.startswith(".")]) \
+        if os.path.isdir(quarantine_dir) else 0
+    from claude_mem.capture.trouble import store_conditions
+
+    return {"spooled": spool.count(data_dir), "quarantined": quarantined, "hooks_log": log_path(data_dir),
+            "conditions": store_conditions(data_dir)}

@@ -34,16 +34,10 @@ def append(data_dir: str, record: dict[str, Any]) -> str:
     directory = spool_dir(data_dir)
     os.makedirs(directory, mode=0o700, exist_ok=True)
     # Nanoseconds first: sorting the names replays records in capture order.
-    final = os.path.join(directory, f"{time.time_ns():020d}-{os.getpid()}-{_sequence}{SUFFIX}")
-    temp = os.path.join(directory, f".{os.getpid()}-{_sequence}.tmp")
     line = (jsontext.dumps(record, ensure_ascii=False) + "\n").encode("utf-8", "replace")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.rename(temp, final)
+    from claude_mem.capture.durable import write_file  # temp name, fsync, rename; no partial file on failure
+
+    final = write_file(directory, f"{time.time_ns():020d}-{os.getpid()}-{_sequence}{SUFFIX}", line)
     _fsync_dir(directory)
     return final
 

@@ -107,7 +107,7 @@ def data_dir_checks(ctx: Context) -> list[Check]:
     existing = directory
     while not os.path.exists(existing) and os.path.dirname(existing) != existing:
         existing = os.path.dirname(existing)
-    found = [_data_dir_check(directory)]
+    found = [_data_dir_check(directory), *capture_condition_checks(directory)]
     try:
         free = shutil.disk_usage(existing).free
     except OSError as exc:
@@ -122,6 +122,17 @@ def data_dir_checks(ctx: Context) -> list[Check]:
     else:
         found.append(Check("disk space", OK, f"{human_bytes(free)} free"))
     return found
+
+
+def capture_condition_checks(directory: str) -> list[Check]:
+    """A full disk or a read-only data dir the hooks met (`capture.trouble`): events kept aside, waiting."""
+    from claude_mem.capture import trouble
+
+    fixes = {trouble.DISK_FULL: "free some space: the next hook and the worker store the waiting events",
+             trouble.READ_ONLY: "make the data dir writable again: the waiting events are then stored"}
+    return [Check("capture", PROBLEM, condition["reason"] + (f" (since {condition['since']})" if condition["since"]
+                                                              else ""), fixes[condition["state"]])
+            for condition in trouble.store_conditions(directory) if condition["state"] in fixes]
 
 
 def _data_dir_check(directory: str) -> Check:

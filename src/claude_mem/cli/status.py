@@ -139,9 +139,13 @@ def status(as_json: bool) -> None:
     for warning in report["warnings"]:
         out.print(f"warning: {warning}", markup=False, style="yellow")
     capture = report["capture"]
+    for condition in capture.get("conditions", []):
+        out.print(f"capture: {condition['reason']}" + (f" (since {condition['since']})" if condition["since"] else ""),
+                  markup=False, style="red")
     if capture["spooled"] or capture["quarantined"]:
-        out.print(f"capture: {capture['spooled']} event(s) spooled (the worker ingests them), "
-                  f"{capture['quarantined']} bad input(s) quarantined; see {capture['hooks_log']}", markup=False)
+        parts = [f"{capture['spooled']} event(s) spooled (the worker ingests them)"] if capture["spooled"] else []
+        parts += [f"{capture['quarantined']} bad input(s) quarantined"] if capture["quarantined"] else []
+        out.print(f"capture: {', '.join(parts)}; see {capture['hooks_log']}", markup=False)
     observer = report["observer"]
     selected = observer["selected"]
     if selected["source"] == "worker":

@@ -51,8 +51,10 @@ HOOK_INTRO = (
     "Installed by the plugin (hooks/hooks.json) or by hand in Claude Code settings. Every hook "
     "always exits 0 and prints nothing but its JSON; bad input is logged to logs/hooks.log and a "
     "cleaned copy kept in quarantine/. When the database is busy for more than 250 ms the event "
-    "is written to spool/ and the worker picks it up later. Projects matching excluded_projects "
-    "are never captured.\n\n"
+    "is written to spool/ and the worker picks it up later. When the data dir takes no write (disk "
+    "full, read-only, a database of a newer claude-mem) the event waits outside it (XDG_RUNTIME_DIR, "
+    "/dev/shm or /tmp, 16 MiB at most) until it can, and the hook says so once a session "
+    "(systemMessage). Projects matching excluded_projects are never captured.\n\n"
     "One switch per session, CLAUDE_MEM in Claude Code's environment (e.g. `CLAUDE_MEM=off claude`): "
     "off (also 0, false, no) stores and shows nothing; read shows memory and stores nothing of the "
     "session; write stores the session and shows no memory; unset, on, 1, true: both. Any other "
@@ -71,6 +73,17 @@ def _stderr(hook: str, message: str) -> None:
 def _stdout(output: "dict[str, Any]") -> None:
     sys.stdout.buffer.write(jsontext.dumps(output, ensure_ascii=True).encode("ascii"))
     sys.stdout.buffer.flush()
+
+
+def with_notice(output: "dict[str, Any] | None", notice: "str | None") -> "dict[str, Any] | None":
+    """`output` with `notice` (the data dir takes no write: `capture.trouble`) added to its `systemMessage`,
+    the line Claude Code shows the user for every hook event."""
+    if not notice:
+        return output
+    if not output:
+        return {"systemMessage": notice}
+    shown = output.get("systemMessage")
+    return {**output, "systemMessage": f"{shown}\n{notice}" if shown else notice}
 
 
 def _after_capture(hook: str, data_dir: str, config: "dict[str, Any]") -> None:
@@ -107,13 +120,14 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
     record, conn, config, incoming = taken.record, taken.conn, taken.config, taken.incoming
     if record is None:
         return 0
+    notice = taken.notice
     try:
-        if hook in ("session-start", "user-prompt"):
+        if hook in ("session-start", "user-prompt") and taken.condition != "newer-schema":  # it would not start
             _after_capture(hook, data_dir, config)
         if not shows:
             from claude_mem.hooks.switched import write_output
 
-            written = write_output(hook, env)
+            written = with_notice(write_output(hook, env), notice)
             if written:
                 _stdout(written)
             return 0
@@ -125,7 +139,13 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
         if hook == "session-start":
             from claude_mem.hooks.session_start import build_output
 
-            _stdout(build_output(conn, record, config, incoming))
+            try:
+                built: dict[str, Any] | None = build_output(conn, record, config, incoming)
+            except Exception as exc:  # noqa: BLE001 - the event is kept; only the memory shown is lost
+                diagnostics.log(data_dir, hook, f"memory not shown: {type(exc).__name__}: {exc}")
+                built = {"systemMessage": f"claude-mem: memory not shown ({type(exc).__name__}); see logs/hooks.log"}
+            _stdout(with_notice(built, notice) or {})
+            notice = None
         if hook == "user-prompt" and config["prompt_context"] and not record["private"]:
             from claude_mem.recall.prompt_context import Asked, user_prompt
 
@@ -135,7 +155,10 @@ def handle(hook: str, raw: bytes, env: "dict[str, Any]", shows: bool = True) -> 
                                   data_dir, config, env, conn,
                                   asked=taken.early if isinstance(taken.early, Asked) else None)
             if related:
-                _stdout(related)
+                _stdout(with_notice(related, notice) or related)
+                notice = None
+        if notice:
+            _stdout({"systemMessage": notice})
     finally:
         if conn is not None:
             conn.close()

@@ -12,9 +12,13 @@ database. `backup`, `integrity`, `salvage`, `caught_late` and `checkup` keep the
 What the hooks use is stdlib only.
 """
 
-from claude_mem.store.db import HOOK_BUSY_MS, WORKER_BUSY_MS, DatabaseError, NoDatabase, Store, open
+from claude_mem.store import db as _db
+from claude_mem.store.db import HOOK_BUSY_MS, WORKER_BUSY_MS, DatabaseError, NewerSchema, NoDatabase, Store, open
+from claude_mem.store.restore_first import restore_first as _restore_first
 from claude_mem.store.transaction import transaction
 
+_db.set_restorer(_restore_first)  # a lost database is restored before anything writes (store.restore_first)
+
 __all__ = [
-    "HOOK_BUSY_MS", "WORKER_BUSY_MS", "DatabaseError", "NoDatabase", "Store", "open", "transaction",
+    "HOOK_BUSY_MS", "WORKER_BUSY_MS", "DatabaseError", "NewerSchema", "NoDatabase", "Store", "open", "transaction",
 ]

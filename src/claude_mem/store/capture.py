@@ -186,8 +186,9 @@ def ingest_spool(conn: sqlite3.Connection, data_dir: str) -> int:
     Each file commits in one transaction, each record in a savepoint of it: a record that cannot
     be stored is left out, its file kept in `quarantine/` with a log line, and the rest go in.
     """
-    from claude_mem.capture import spool  # the worker's job: the hooks that import this module never ingest
+    from claude_mem.capture import spool, trouble  # the worker's job: the hooks that import this module never ingest
 
+    drained = trouble.drain(data_dir, spool.spool_dir(data_dir))  # events kept outside a full or read-only data dir
     added = 0
     for path in spool.pending_files(data_dir):
         claimed = spool.claim(path)
@@ -211,4 +212,6 @@ def ingest_spool(conn: sqlite3.Connection, data_dir: str) -> int:
             diagnostics.quarantine_file(data_dir, "spool", claimed)
         else:
             os.unlink(claimed)
+    if added or drained:
+        trouble.clear(data_dir)  # the database took writes again (clears only once the overflow is empty)
     return added

@@ -43,6 +43,13 @@ def open_untouched(path: str) -> sqlite3.Connection:
     conn = sqlite3.connect(f"file:{quote(path)}?{mode}", uri=True, timeout=5, isolation_level=None,
                            check_same_thread=False)
     conn.execute("PRAGMA busy_timeout = 5000")
+    if in_use:
+        try:
+            conn.execute("PRAGMA schema_version").fetchone()  # the -shm opens here
+        except sqlite3.OperationalError:  # a full disk or a read-only dir: read the file as it is
+            conn.close()
+            conn = sqlite3.connect(f"file:{quote(path)}?mode=ro&immutable=1", uri=True, timeout=5,
+                                   isolation_level=None, check_same_thread=False)
     return conn
 
 

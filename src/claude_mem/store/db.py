@@ -19,14 +19,18 @@ from claude_mem.store.migrations import migrate as migrate_schema
 from claude_mem.store.transaction import transaction
 
 if False:  # for the type checker only: `typing` stays off the hook path
+    from collections.abc import Callable
     from typing import Literal
 
 __all__ = [
-    "SCHEMA_VERSION", "DatabaseError", "NoDatabase", "Store", "connect", "connect_readonly", "db_path", "open",
+    "SCHEMA_VERSION", "DatabaseError", "NewerSchema", "NoDatabase", "Store", "connect", "connect_readonly", "db_path", "open",
     "schema_version", "transaction",
 ]
 
 HOOK_BUSY_MS = 250
+_NOTADB = 26  # SQLITE_NOTADB: "file is not a database"
+_restorer: Callable[[str], object] | None = None  # `set_restorer`
+_NO_SHM = (8, 10, 13, 14)  # SQLITE_READONLY, _IOERR, _FULL, _CANTOPEN: what a WAL reader meets without its -shm
 WORKER_BUSY_MS = 10_000
 
 db_path = paths.db_path
@@ -37,6 +41,18 @@ DatabaseError = sqlite3.Error
 
 class NoDatabase(DatabaseError):
     """A read-only open of a data dir that has no database yet."""
+
+
+class NewerSchema(DatabaseError):
+    """The database was written by a newer claude-mem: this build opens it for reading only, never writes."""
+
+    condition = "newer-schema"  # `capture.trouble.classify`: the hooks keep the event in the spool
+
+    def __init__(self, found: int, known: int = SCHEMA_VERSION) -> None:
+        from claude_mem.capture.trouble import newer_schema_message
+
+        super().__init__(newer_schema_message(found, known))
+        self.found, self.known = found, known
 
 
 class Store(sqlite3.Connection):
@@ -80,16 +96,54 @@ def connect(path: str, busy_timeout_ms: int = WORKER_BUSY_MS, migrate: bool = Tr
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, mode=0o700, exist_ok=True)
+    live = os.path.basename(path) == paths.DB_FILENAME and _restorer is not None
+    if live and _lost(path):
+        _restore(directory)
+    try:
+        return _connect(path, busy_timeout_ms, migrate)
+    except sqlite3.DatabaseError as exc:
+        # Not a database at all (a damaged header): restore before anything writes, then try once more.
+        if not live or getattr(exc, "sqlite_errorcode", 0) & 0xFF != _NOTADB or not paths.list_backups(directory) \
+                or not _restore(directory):
+            raise  # without a backup the worker's recovery salvages what it can (the hook spools meanwhile)
+    return _connect(path, busy_timeout_ms, migrate)
+
+
+def conditions(data_dir: str) -> list[dict[str, object]]:
+    """What keeps the store from working normally, for `/health`, `status` and `doctor` (no database opened):
+    `capture.trouble.store_conditions` — disk-full, read-only, newer-schema (against this build's schema),
+    recovered — each `{state, reason, since, waiting}`."""
+    from claude_mem.capture.trouble import store_conditions
+
+    return store_conditions(data_dir, SCHEMA_VERSION)
+
+
+def set_restorer(restorer: Callable[[str], object]) -> None:
+    """What `connect` calls with the data dir, before anything writes, when the database is lost (missing or
+    0 bytes beside backups) or not a database: `store.restore_first.restore_first`, set by `store/__init__`
+    (it needs `backup`, which opens databases through this module)."""
+    global _restorer
+    _restorer = restorer
+
+
+def _restore(data_dir: str) -> bool:
+    return _restorer is not None and _restorer(data_dir) is not None
+
+
+def _connect(path: str, busy_timeout_ms: int, migrate: bool) -> Store:
     conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False,
                            factory=Store)
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise NewerSchema(version)  # before anything is written, even the journal mode
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA secure_delete = ON")
-        if migrate and conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+        if migrate and version < SCHEMA_VERSION:
             if "m017_search_context" in migrate_schema(conn):
                 from claude_mem.store import context_field  # once, at the upgrade: not on every hook's path
 
@@ -98,6 +152,18 @@ def connect(path: str, busy_timeout_ms: int = WORKER_BUSY_MS, migrate: bool = Tr
         conn.close()
         raise
     return conn
+
+
+def _lost(path: str) -> bool:
+    """One `stat` on every open: the database is missing or empty (0 bytes) while backups exist."""
+    try:
+        if os.stat(path).st_size > 0:
+            return False
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    return bool(paths.list_backups(os.path.dirname(path)))
 
 
 def file_uri(path: str) -> str:
@@ -112,11 +178,27 @@ def connect_readonly(path: str, busy_timeout_ms: int = WORKER_BUSY_MS) -> Store 
     """Open an existing database for reading only; None when it does not exist yet."""
     if not os.path.exists(path):
         return None
-    conn = sqlite3.connect(
-        f"{file_uri(path)}?mode=ro", uri=True, timeout=busy_timeout_ms / 1000, isolation_level=None,
-        check_same_thread=False, factory=Store,
-    )
-    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn = _readonly(path, busy_timeout_ms, "mode=ro")
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()  # a WAL database opens its -shm here
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF not in _NO_SHM:
+            raise
+    # A read-only directory or a full disk: no -shm can be made or grown. Read the file as it is
+    # (`immutable`): what only the WAL holds is not seen, but the session still gets its memory.
+    return _readonly(path, busy_timeout_ms, "immutable=1")
+
+
+def _readonly(path: str, busy_timeout_ms: int, mode: str) -> Store:
+    conn = sqlite3.connect(f"{file_uri(path)}?{mode}", uri=True, timeout=busy_timeout_ms / 1000,
+                           isolation_level=None, check_same_thread=False, factory=Store)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 

@@ -30,10 +30,12 @@ OVERSIZED_BYTES = 1_000_000
 
 class Taken:
     """What `take` did: `outcome` is "stored", "duplicate" (nothing new), "spooled", "skipped"
-    (not captured: skip_tools, excluded_projects, a private turn) or "bad input"; `messages` are for
-    the hook's stderr. `conn` is the open database after a commit (the caller closes it)."""
+    (not captured: skip_tools, excluded_projects, a private turn), "kept outside" (the data dir takes no write:
+    the overflow of `capture.trouble` has it), "lost" (not even there) or "bad input"; `messages` are for
+    the hook's stderr, `notice` (once per session) for the user: the hook's `systemMessage`. `conn` is the open
+    database after a commit (the caller closes it)."""
 
-    __slots__ = ("config", "conn", "early", "incoming", "messages", "outcome", "record")
+    __slots__ = ("condition", "config", "conn", "early", "incoming", "messages", "notice", "outcome", "record")
 
     def __init__(self, outcome: str, messages: list[str] | None = None) -> None:
         self.outcome = outcome
@@ -43,6 +45,8 @@ class Taken:
         self.config: dict[str, Any] = {}
         self.conn: db.Store | None = None
         self.early: object = None  # what `take`'s `before_store` returned
+        self.notice: str | None = None
+        self.condition: str | None = None  # why the data dir took no write (`capture.trouble` state)
 
 
 def private_marker(data_dir: str, content_session_id: str) -> str:
@@ -79,15 +83,55 @@ def _store(data_dir: str, record: dict[str, Any], hook: str, busy_timeout_ms: in
         conn = db.open(data_dir, busy_timeout_ms=busy_timeout_ms)
         with transaction(conn):
             added = apply_record(conn, record)
+        if hook in ("session-start", "user-prompt"):  # once a turn, not on every tool call (~50 µs)
+            _bring_back(data_dir)
         return ("stored" if added else "duplicate"), conn
     except Exception as exc:  # noqa: BLE001 - busy, locked, damaged or anything else: never lose the event
         if conn is not None:
             conn.close()
-        from claude_mem.capture import spool
+        return _spool(data_dir, record, hook, exc), None
 
+
+def _bring_back(data_dir: str) -> None:
+    """The data dir takes writes again: events kept outside it go back into its spool (the worker ingests them)."""
+    from claude_mem.capture import spool, trouble
+
+    try:
+        if trouble.active(data_dir):  # a few `stat`s
+            trouble.drain(data_dir, spool.spool_dir(data_dir))
+            trouble.clear(data_dir)  # this event is in the database: the trouble is over
+    except OSError:
+        pass  # the worker's ingest drains it too
+
+
+def _spool(data_dir: str, record: dict[str, Any], hook: str, exc: Exception) -> str:
+    """The record into the spool; when the data dir takes no write (full, read-only), into the overflow
+    (`capture.trouble`). Returns the outcome: "spooled", "kept outside" or "lost"."""
+    from claude_mem.capture import spool, trouble
+
+    state = trouble.classify(exc, data_dir)
+    try:
         spool.append(data_dir, record)
-        diagnostics.log(data_dir, hook, f"spooled {record['kind']} event: {type(exc).__name__}: {exc}")
-        return "spooled", None
+        outcome = "spooled"
+    except OSError as failed:
+        state = trouble.classify(failed, data_dir) or state or trouble.DISK_FULL
+        outcome = "kept outside" if trouble.keep(data_dir, record, state, f"{type(failed).__name__}: {failed}") \
+            else "lost"
+    if state is not None and outcome == "spooled":
+        trouble.note(data_dir, state, str(exc))
+    diagnostics.log(data_dir, hook, f"{outcome} {record['kind']} event: {type(exc).__name__}: {exc}")
+    return outcome
+
+
+def _notice(data_dir: str, session_id: object) -> tuple[str | None, str | None]:
+    """(why the data dir takes no write, the user's line about it once per session) (`capture.trouble`)."""
+    from claude_mem.capture import trouble
+
+    for condition in trouble.store_conditions(data_dir):
+        if condition["state"] != trouble.RECOVERED:
+            state = str(condition["state"])
+            return state, trouble.first_notice(data_dir, session_id, state, condition["reason"])
+    return None, None
 
 
 def _fingerprint(data_dir: str, hook: str, record: dict[str, Any], incoming: dict[str, Any],
@@ -139,6 +183,8 @@ def take(hook: str, raw: bytes, env: dict[str, Any], data_dir: str, busy_timeout
             diagnostics.log(data_dir, hook, f"before storing: {type(exc).__name__}: {exc}")
     outcome, conn = _store(data_dir, record, hook, busy_timeout_ms)
     taken = Taken(outcome)
+    if outcome != "stored" and outcome != "duplicate":
+        taken.condition, taken.notice = _notice(data_dir, incoming.get("session_id"))
     taken.early = early
     taken.record, taken.incoming, taken.config, taken.conn = record, incoming, config, conn
     if len(raw) > OVERSIZED_BYTES and outcome != "duplicate":

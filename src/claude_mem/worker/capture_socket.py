@@ -58,6 +58,8 @@ def answer(data_dir: str, header: bytes, raw: bytes, magic: bytes = handoff.MAGI
     finally:
         if taken.conn is not None:
             taken.conn.close()
+    if taken.notice:  # the data dir takes no write (`capture.trouble`): the user hears it once per session
+        output = {**(output or {}), "systemMessage": taken.notice}
     messages = "\n".join(taken.messages).encode("utf-8", "replace")
     if magic == handoff.MAGICS[0]:
         return b"ok\n" + messages

@@ -30,7 +30,8 @@ from claude_mem import paths
 from claude_mem import settings as settings_module
 from claude_mem.domain import utc_stamp
 from claude_mem.runtime import discovery, environment, origin, registered
-from claude_mem.store import backup, integrity
+from claude_mem.store import NewerSchema, integrity
+from claude_mem.store.restore_first import restore_first
 from claude_mem.worker import restart
 from claude_mem.worker.app import create_app
 from claude_mem.worker.context import WorkerContext
@@ -38,6 +39,7 @@ from claude_mem.worker.context import WorkerContext
 log = logging.getLogger("claude_mem.worker")
 
 EXIT_LOCKED = 3  # another worker holds the lock: not an error, there is just nothing to do
+EXIT_NEWER_SCHEMA = 4  # the database was written by a newer claude-mem: this build must not run on it
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
 REAP_GRACE = 3.0
@@ -240,12 +242,16 @@ def run(lock_fd: int | None, lock_wait: float, port_override: int | None = None)
     ctx = WorkerContext(settings=values, data_dir=data_dir)
     server: Server | None = None
     try:
-        recovered = backup.recover_if_corrupt(data_dir)
+        recovered = restore_first(data_dir)  # under the lock the hooks and the CLI take: one restore
         if recovered is not None:
             ctx.store_notes.append(f"{recovered['at']}: {recovered['problem']}; {recovered['note']}")
         ctx.recovery = recovered or discovery.read_recovery(data_dir)
         try:
             check_store(ctx)  # create or migrate the schema, and repair its search indexes, before any service
+        except NewerSchema as exc:  # never write to it: the hooks keep their events in the spool meanwhile
+            log.error("not starting: %s", exc)
+            origin.note_stopped(data_dir, str(exc), os.getpid())
+            return EXIT_NEWER_SCHEMA
         except Exception as exc:
             log.exception("cannot open the database")
             ctx.service_errors["database"] = f"{type(exc).__name__}: {exc}"
