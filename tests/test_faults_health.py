@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.request
 
+from claude_mem.capture import trouble
 from claude_mem.observer.pipeline import FAILING_STREAK, Pipeline
 from claude_mem.observer.provider import Health, ProviderError
 from claude_mem.runtime import discovery
@@ -181,3 +182,21 @@ def test_the_lock_probe_is_cached_and_writes_nothing(data_dir):
         assert health.database_lock(ctx) == []
     assert time.monotonic() - started < 1.0  # cached: not 50 probes
     assert os.stat(db.db_path(str(data_dir))).st_mtime_ns == before
+
+
+def test_what_the_hooks_recorded_is_a_degraded_reason_until_it_is_cleared(data_dir):
+    """The conditions the hooks and the store record (`store.db.conditions`) reach `/health` through the
+    `store_conditions` check: an event a full disk sent to the overflow makes it `disk_full`, with the
+    count waiting; once the overflow is drained and the condition cleared, it is ok again."""
+    ctx = make_ctx(data_dir)
+    assert asyncio.run(health.health_report(ctx))["status"] == "ok"
+    kept = trouble.keep(str(data_dir), {"hook": "post-tool", "payload": {"tool_name": "Bash"}},
+                        trouble.DISK_FULL, "No space left on device")
+    assert kept is not None
+    report = asyncio.run(health.health_report(ctx))
+    assert report["status"] == "degraded"
+    [reason] = [r for r in report["degraded"] if r["code"] == "disk_full"]
+    assert "disk full, 1 event(s) waiting" in reason["reason"]
+    os.remove(kept)
+    trouble.clear(str(data_dir))
+    assert asyncio.run(health.health_report(ctx))["status"] == "ok"

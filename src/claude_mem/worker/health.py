@@ -7,7 +7,8 @@ whatever the small check functions in `DEGRADED_CHECKS` find — today a write-l
 database (`store.probe`, a short busy timeout, cached for `LOCK_CACHE_SECONDS`: /health is polled).
 A check takes the worker's context and returns reasons: strings, `(code, reason)` pairs or
 `{code, reason}` dicts; it runs in a thread and one that raises is itself a reason. Wiring another
-condition is one line: `DEGRADED_CHECKS.append(lambda ctx: store_conditions(ctx.data_dir))`.
+condition is one line in `DEGRADED_CHECKS`; `store_conditions` reads what the hooks and the store
+recorded: disk full or read-only with events waiting, a newer schema, a restore before the first write.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterable
 
 from claude_mem import privacy, settings
 from claude_mem.observer import budget
-from claude_mem.store import DatabaseError, caught_late, probe, queue
+from claude_mem.store import DatabaseError, caught_late, db, probe, queue
 from claude_mem.worker.context import WorkerContext
 
 Reason = dict[str, str]
@@ -45,7 +46,15 @@ def database_lock(ctx: WorkerContext) -> list[Reason]:
                        " (another process holds its write lock); hooks spool, the observer waits and retries"}]
 
 
-DEGRADED_CHECKS: list[Check] = [database_lock]
+def store_conditions(ctx: WorkerContext) -> list[Reason]:
+    """What the hooks and the store recorded (`store.db.conditions`: a few small files, no database):
+    the disk full or the data dir read-only with events waiting outside it, a schema newer than this build,
+    a restore before the first write (unless this worker's own recovery already says so)."""
+    return [{"code": str(item["state"]).replace("-", "_"), "reason": str(item["reason"])}
+            for item in db.conditions(ctx.data_dir) if not (item["state"] == "recovered" and ctx.recovery)]
+
+
+DEGRADED_CHECKS: list[Check] = [database_lock, store_conditions]
 
 
 def as_reason(item: object, default_code: str) -> Reason:
