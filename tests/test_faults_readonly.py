@@ -128,3 +128,29 @@ def test_a_newer_schema_is_never_written_and_still_read(data_dir):
     conn.close()
     print(json.dumps({"newer_schema": newer, "known": db.SCHEMA_VERSION, "spooled": 4,
                       "database_unchanged": image[:100] == open(path, "rb").read()[:100]}))
+
+
+def test_reading_the_schema_version_keeps_this_process_locks(tmp_path):
+    """`/health` reads the schema version in the worker, which holds the database open: a plain `open()`
+    and `close()` of the file would drop the worker's POSIX locks, and the next process to close its
+    connection would take itself for the last one and delete the `-shm` under the worker (disk I/O
+    errors). Read through SQLite, the worker's locks hold."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from claude_mem.capture import trouble
+    from claude_mem.store import db as store_db
+
+    path = str(tmp_path / "claude-mem.db")
+    mine = store_db.connect(path)
+    assert trouble.header_schema(path) == store_db.SCHEMA_VERSION
+    subprocess.run([sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
+                    " c.execute('SELECT 1 FROM sqlite_master').fetchall(); c.close()", path], check=True)
+    assert os.path.exists(path + "-shm")
+    mine.execute("BEGIN IMMEDIATE")
+    mine.execute("INSERT INTO counters (name, value) VALUES ('probe', 1)")
+    mine.execute("COMMIT")
+    mine.close()
+    with sqlite3.connect(path) as again:
+        assert again.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

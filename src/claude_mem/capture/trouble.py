@@ -291,15 +291,28 @@ def active(data_dir: str) -> bool:
 
 
 def header_schema(db_file: str) -> int | None:
-    """The schema version in a database file's header (`PRAGMA user_version`, bytes 60-63), without SQLite."""
+    """The database's schema version (`PRAGMA user_version`), None when it cannot be read.
+
+    Through SQLite, never a plain `open()` of the file: closing any other descriptor of a database drops
+    every POSIX lock this process holds on it — a worker's connections would lose theirs, and the next
+    process to close its own would take itself for the last one and delete the `-shm` under them (disk
+    I/O errors). SQLite shares one lock record per file within a process and closes its descriptors late."""
+    import sqlite3
+
+    if not os.path.isfile(db_file):
+        return None
+    escaped = db_file.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
     try:
-        with open(db_file, "rb") as handle:
-            head = handle.read(64)
-    except OSError:
+        conn = sqlite3.connect(f"file:{'//' if escaped.startswith('/') else ''}{escaped}?mode=ro", uri=True,
+                               timeout=0.25)
+    except sqlite3.Error:
         return None
-    if len(head) < 64 or not head.startswith(b"SQLite format 3\x00"):
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.Error:
         return None
-    return int.from_bytes(head[60:64], "big")
+    finally:
+        conn.close()
 
 
 def store_conditions(data_dir: str, known_schema: int | None = None) -> list[dict[str, Any]]:
