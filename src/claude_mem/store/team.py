@@ -157,6 +157,18 @@ def drop_tombstones(conn: sqlite3.Connection, uids: Sequence[str]) -> None:
         conn.executemany("DELETE FROM team_tombstones WHERE uid = ?", [(uid,) for uid in uids])
 
 
+def session_prompts(conn: sqlite3.Connection, session_uids: Sequence[str]) -> dict[str, list[str]]:
+    """Session uid → the texts of its prompts (private ones too: what must not leave is known here)."""
+    found: dict[str, list[str]] = {}
+    for start in range(0, len(session_uids), 500):
+        chunk = list(session_uids[start:start + 500])
+        for uid, text in conn.execute(
+                f"SELECT s.uid, p.text FROM prompts p JOIN sessions s ON s.id = p.session_id"
+                f" WHERE s.uid IN ({_marks(chunk)}) ORDER BY p.session_id, p.prompt_number", chunk):
+            found.setdefault(str(uid), []).append(str(text or ""))
+    return found
+
+
 # -- pull ----------------------------------------------------------------------------------------------
 
 

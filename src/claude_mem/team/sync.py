@@ -20,12 +20,11 @@ from claude_mem import project as identity
 from claude_mem.store import DatabaseError, Store
 from claude_mem.store import team as local
 from claude_mem.store import team_server as server
+from claude_mem.team import outgoing
 from claude_mem.team.config import TeamConfig, safe_error, team_project
 
 BATCH = 500
 PULL_BATCH = 1000
-# Fields every kind's row carries that are not its payload.
-_NOT_PAYLOAD = ("id", "uid", "project")
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
 
@@ -136,8 +135,10 @@ class Replicator:
                 if not rows:
                     break
                 after = rows[-1]["id"]
-                sent = [{"uid": row["uid"], "kind": kind, "project": shared[row["project"]],
-                         "payload": {k: v for k, v in row.items() if k not in _NOT_PAYLOAD}} for row in rows]
+                # What leaves, field by field (the sharing settings, the secret redactor): team/outgoing.py
+                sent = [{"uid": row["uid"], "kind": kind, "project": shared[row["project"]], "payload": payload}
+                        for row, payload in zip(rows, outgoing.payloads(conn, kind, rows, self.config.share_prompts),
+                                                strict=True)]
                 revisions = server.push(self.remote, sent, self.config.author, device)
                 marks = [(row["id"], row["uid"], revisions[row["uid"]][0]) for row in rows if row["uid"] in revisions]
                 gone = local.mark_pushed(conn, kind, marks)
