@@ -9,6 +9,7 @@ their fields in table order. JSON-list columns are those typed `list[str]`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import typing
 from collections.abc import Iterable, Mapping
@@ -218,7 +219,7 @@ def content_from(row_type: type, payload: Mapping[str, Any]) -> dict[str, object
     """The content columns of `row_type` (an observation's or summary's) from a foreign mapping — a
     teammate's pushed row, an import — each made the type its column holds: lists JSON-encoded (a
     non-list reads as empty), texts as text ("" when missing), an optional text None unless text."""
-    hints = typing.get_type_hints(row_type)
+    hints = type_hints(row_type)
     names = OBSERVATION_CONTENT if row_type is ObservationRow else SUMMARY_CONTENT
     values: dict[str, object] = {}
     for name in names:
@@ -230,6 +231,12 @@ def content_from(row_type: type, payload: Mapping[str, Any]) -> dict[str, object
         else:
             values[name] = "" if value is None else str(value)
     return values
+
+
+@functools.cache
+def type_hints(row_type: type) -> dict[str, Any]:
+    """`typing.get_type_hints(row_type)`, worked out once (it costs ~1 ms: a pulled row must not pay it)."""
+    return typing.get_type_hints(row_type)
 
 
 def columns_except(row_type: type, local: Iterable[str]) -> tuple[str, ...]:

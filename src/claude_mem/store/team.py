@@ -182,6 +182,13 @@ def _session_id(conn: sqlite3.Connection, row: TeamRow, project: str) -> int | N
     found = conn.execute("SELECT id FROM sessions WHERE uid = ?", (uid,)).fetchone()
     if found:
         return int(found[0])
+    return placeholder_session(conn, row, project)
+
+
+def placeholder_session(conn: sqlite3.Connection, row: TeamRow, project: str) -> int | None:
+    """A stand-in for the session of a pulled row whose own session row has not arrived: its local id."""
+    payload = row["payload"]
+    uid = payload["session_uid"]
     started = payload.get("session_started_at") or payload.get("created_at")
     cursor = conn.execute(
         "INSERT INTO sessions (uid, content_session_id, project, status, started_at, last_activity_at, author, device,"
@@ -192,66 +199,82 @@ def _session_id(conn: sqlite3.Connection, row: TeamRow, project: str) -> int | N
     return cursor.lastrowid if cursor.rowcount else None
 
 
-def _upsert_session(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
+SESSION_UPSERT = (
+    "INSERT INTO sessions (uid, content_session_id, project, title, status, started_at, ended_at, last_activity_at,"
+    " author, device, team_rev) VALUES (:uid, :csid, :project, :title, :status, :started, :ended, :last, :author,"
+    " :device, :rev)"
+    " ON CONFLICT (uid) DO UPDATE SET title = excluded.title, status = excluded.status,"
+    " ended_at = excluded.ended_at, last_activity_at = excluded.last_activity_at, author = excluded.author,"
+    " device = excluded.device, team_rev = excluded.team_rev WHERE sessions.device IS NOT NULL"
+    " ON CONFLICT DO NOTHING"
+)
+PROMPT_UPSERT = (
+    "INSERT INTO prompts (uid, session_id, prompt_number, text, created_at, author, device, team_rev)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
+    " WHERE prompts.device IS NOT NULL ON CONFLICT DO NOTHING"
+)
+# A pulled observation or summary: new, or only its revision moves (its content is the author's to change).
+UPSERT_TAIL = {"observations": " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
+                               " WHERE observations.device IS NOT NULL ON CONFLICT DO NOTHING",
+               "summaries": " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
+                            " WHERE summaries.device IS NOT NULL ON CONFLICT DO NOTHING"}
+
+
+def session_values(row: TeamRow, project: str) -> dict[str, object]:
     p = row["payload"]
-    conn.execute(
-        "INSERT INTO sessions (uid, content_session_id, project, title, status, started_at, ended_at, last_activity_at,"
-        " author, device, team_rev) VALUES (:uid, :csid, :project, :title, :status, :started, :ended, :last, :author,"
-        " :device, :rev)"
-        " ON CONFLICT (uid) DO UPDATE SET title = excluded.title, status = excluded.status,"
-        " ended_at = excluded.ended_at, last_activity_at = excluded.last_activity_at, author = excluded.author,"
-        " device = excluded.device, team_rev = excluded.team_rev WHERE sessions.device IS NOT NULL"
-        " ON CONFLICT DO NOTHING",
-        {"uid": row["uid"], "csid": p.get("content_session_id") or f"team-{row['uid']}", "project": project,
-         "title": p.get("title"), "status": p.get("status") if p.get("status") in (
-             "active", "completed", "failed", "interrupted") else "completed",
-         "started": p.get("started_at"), "ended": p.get("ended_at"),
-         "last": p.get("last_activity_at") or p.get("started_at"), "author": row["author"], "device": row["device"],
-         "rev": row["rev"]},
-    )
+    return {"uid": row["uid"], "csid": p.get("content_session_id") or f"team-{row['uid']}", "project": project,
+            "title": p.get("title"), "status": p.get("status") if p.get("status") in (
+                "active", "completed", "failed", "interrupted") else "completed",
+            "started": p.get("started_at"), "ended": p.get("ended_at"),
+            "last": p.get("last_activity_at") or p.get("started_at"), "author": row["author"],
+            "device": row["device"], "rev": row["rev"]}
+
+
+def prompt_values(row: TeamRow, session_id: int) -> tuple[object, ...]:
+    p = row["payload"]
+    return (row["uid"], session_id, int(p.get("prompt_number") or 0), str(p.get("text") or ""), p.get("created_at"),
+            row["author"], row["device"], row["rev"])
+
+
+def _upsert_session(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
+    conn.execute(SESSION_UPSERT, session_values(row, project))
 
 
 def _upsert_prompt(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
-    p = row["payload"]
     session_id = _session_id(conn, row, project)
     if session_id is None:
         return
-    conn.execute(
-        "INSERT INTO prompts (uid, session_id, prompt_number, text, created_at, author, device, team_rev)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
-        " WHERE prompts.device IS NOT NULL ON CONFLICT DO NOTHING",
-        (row["uid"], session_id, int(p.get("prompt_number") or 0), str(p.get("text") or ""), p.get("created_at"),
-         row["author"], row["device"], row["rev"]),
-    )
+    conn.execute(PROMPT_UPSERT, prompt_values(row, session_id))
 
 
-def _pulled(row: TeamRow, row_type: type, project: str, session_id: int | None) -> dict[str, object]:
+def pulled_values(row: TeamRow, row_type: type, project: str, session_id: int | None) -> dict[str, object]:
     """A pulled observation's or summary's columns: its content made the types our columns hold, the
     rest as the teammate's machine stored it, and who wrote it at which server revision."""
     p = row["payload"]
-    return {"uid": row["uid"], "session_id": session_id, "project": project, "prompt_number": p.get("prompt_number"),
-            **rows.content_from(row_type, p), "input_tokens": int(p.get("input_tokens") or 0),
-            "output_tokens": int(p.get("output_tokens") or 0), "created_at": p.get("created_at"),
-            "author": row["author"], "device": row["device"], "team_rev": row["rev"]}
+    values = {"uid": row["uid"], "session_id": session_id, "project": project,
+              "prompt_number": p.get("prompt_number"), **rows.content_from(row_type, p),
+              "input_tokens": int(p.get("input_tokens") or 0), "output_tokens": int(p.get("output_tokens") or 0),
+              "created_at": p.get("created_at"), "author": row["author"], "device": row["device"],
+              "team_rev": row["rev"]}
+    if row_type is ObservationRow:
+        values["content_hash"] = str(p.get("content_hash") or row["uid"])
+    return values
 
 
 def _upsert_observation(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
-    values = _pulled(row, ObservationRow, project, _session_id(conn, row, project))
-    values["content_hash"] = str(row["payload"].get("content_hash") or row["uid"])
-    conn.execute(rows.insert("observations", values) + " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
-                 " WHERE observations.device IS NOT NULL ON CONFLICT DO NOTHING", values)
+    values = pulled_values(row, ObservationRow, project, _session_id(conn, row, project))
+    conn.execute(rows.insert("observations", values) + UPSERT_TAIL["observations"], values)
 
 
 def _upsert_summary(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
     session_id = _session_id(conn, row, project)
     if session_id is None:
         return
-    values = _pulled(row, SummaryRow, project, session_id)
-    conn.execute(rows.insert("summaries", values) + " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
-                 " WHERE summaries.device IS NOT NULL ON CONFLICT DO NOTHING", values)
+    values = pulled_values(row, SummaryRow, project, session_id)
+    conn.execute(rows.insert("summaries", values) + UPSERT_TAIL["summaries"], values)
 
 
-_UPSERT = {"session": _upsert_session, "prompt": _upsert_prompt, "observation": _upsert_observation,
+UPSERT = {"session": _upsert_session, "prompt": _upsert_prompt, "observation": _upsert_observation,
            "summary": _upsert_summary}
 
 
@@ -272,7 +295,7 @@ def apply_pulled(conn: sqlite3.Connection, pulled: Sequence[TeamRow], local_proj
             # stop every later row from arriving.
             conn.execute("SAVEPOINT pulled_row")
             try:
-                _UPSERT[row["kind"]](conn, row, local_project[row["project"]])
+                UPSERT[row["kind"]](conn, row, local_project[row["project"]])
                 stored += 1
             except (sqlite3.IntegrityError, TypeError, ValueError, KeyError):
                 conn.execute("ROLLBACK TO pulled_row")

@@ -16,7 +16,7 @@ code is refused with `NewerSchema`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from claude_mem.domain import ClaudeMemError
@@ -168,3 +168,48 @@ def pull(conn: Any, project: str, after: int, device: str, limit: int) -> list[d
     return [{"uid": uid, "kind": kind, "project": proj, "author": author, "device": dev,
              "payload": payload if isinstance(payload, dict) else {}, "deleted": bool(deleted), "rev": int(rev)}
             for uid, kind, proj, author, dev, payload, deleted, rev in cursor.fetchall()]
+
+
+# -- streaming a project's rows (a join, a catch-up): issue 32 item 5 ----------------------------------------
+
+# The columns a streamed row carries, in order (the payload as its JSON text: the puller measures it
+# before it parses it). One place: a column the server adds (its author's role) is added here.
+STREAM_COLUMNS = ("uid", "kind", "project", "author", "device", "payload::text", "deleted", "rev")
+StreamedRow = tuple[str, str, str, str, str, "str | None", bool, int]
+_STREAM_WHERE = " FROM claude_mem.rows WHERE project = %s AND rev > %s AND device <> %s"
+
+
+def pending(conn: Any, project: str, after: int, device: str) -> int:
+    """How many rows of `project` above revision `after` another device wrote (a pull's total)."""
+    return int(conn.execute("SELECT count(*)" + _STREAM_WHERE, (project, after, device)).fetchone()[0])
+
+
+def stream(conn: Any, project: str, after: int, device: str, sizes: Sequence[int],
+           how: str = "copy") -> Iterator[list[StreamedRow]]:
+    """The rows of `project` above revision `after` written by other devices, in revision order, in
+    batches: the first of `sizes[0]` rows, then `sizes[1]` … (the last size repeats). One statement
+    streams them all: `COPY (SELECT …) TO STDOUT` (`how="copy"`, the faster: see bench_team's join),
+    or a server-side cursor (`how="cursor"`)."""
+    select = (f"SELECT {', '.join(STREAM_COLUMNS)}{_STREAM_WHERE} ORDER BY rev")
+    wanted = iter(sizes)
+    size = next(wanted)
+    batch: list[StreamedRow] = []
+    if how == "cursor":
+        with conn.transaction(), conn.cursor(name="claude_mem_pull") as cursor:
+            cursor.itersize = max(sizes)
+            cursor.execute(select, (project, after, device))
+            for row in cursor:
+                batch.append(row)
+                if len(batch) >= size:
+                    yield batch
+                    batch, size = [], next(wanted, size)
+    else:
+        with conn.cursor() as cursor, cursor.copy(f"COPY ({select}) TO STDOUT", (project, after, device)) as copy:
+            copy.set_types(["text", "text", "text", "text", "text", "text", "bool", "int8"])
+            for row in copy.rows():
+                batch.append(row)
+                if len(batch) >= size:
+                    yield batch
+                    batch, size = [], next(wanted, size)
+    if batch:
+        yield batch

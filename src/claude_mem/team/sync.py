@@ -8,6 +8,7 @@ nothing there), and a project's cursor moves only after its pulled rows are comm
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
@@ -17,14 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claude_mem import project as identity
-from claude_mem.store import DatabaseError, Store
+from claude_mem import settings
+from claude_mem.store import DatabaseError, Store, team_bulk
 from claude_mem.store import team as local
 from claude_mem.store import team_server as server
 from claude_mem.team import outgoing
 from claude_mem.team.config import TeamConfig, safe_error, team_project
 
 BATCH = 500
-PULL_BATCH = 1000
+# A pull's batches: a small first one (search has the newest history of a joined project at once),
+# then large ones (one transaction each: the cost of a commit spread over many rows).
+PULL_SIZES = (1000, 5000, 20000)
+log = logging.getLogger("claude_mem.team")
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
 
@@ -66,6 +71,7 @@ class Replicator:
         self.connect_local = connect_local
         self.remote: Any = None  # the psycopg connection, opened (and migrated) on first use
         self._found_remotes: dict[str, str | None] = {}
+        self.max_field_chars: int | None = None  # read from the data dir's settings on the first pull
 
     # -- the server connection ------------------------------------------------------------------
 
@@ -161,26 +167,58 @@ class Replicator:
     # -- pull -------------------------------------------------------------------------------------
 
     def pull(self, conn: Store, device: str, progress: Progress | None = None) -> Totals:
+        """Take in what other devices pushed since each project's cursor: streamed in batches (small
+        first, so search has something at once, then large), each batch one local transaction that also
+        moves the cursor. A pull cut off (the server gone, the connection dropped) keeps every batch
+        it committed and the next one goes on from there; rows it cannot store are counted and logged."""
         totals = Totals()
         cursors = local.state(conn)
+        limit = self._field_limit(conn)
         for name in self.pulled_projects(conn, server.projects(self.remote)):
             cursor_key = f"cursor:{name}"
             after = int(cursors.get(cursor_key, "0"))
-            while True:
-                rows = server.pull(self.remote, name, after, device, PULL_BATCH)
-                if not rows:
-                    break
-                with_key = self._local_key(conn, name)
-                applied = local.apply_pulled(conn, rows, {name: with_key})
-                after = rows[-1]["rev"]
-                local.set_state(conn, {cursor_key: after})
-                totals.pulled += applied["stored"]
-                totals.deleted += applied["deleted"]
-                if progress:
-                    progress("pull", totals.pulled + totals.deleted, 0)
-                if len(rows) < PULL_BATCH:
-                    break
+            with_key = self._local_key(conn, name)
+            total = server.pending(self.remote, name, after, device) if progress else 0
+            done = 0
+            try:
+                for batch in server.stream(self.remote, name, after, device, PULL_SIZES):
+                    good, applied = team_bulk.prepare(batch, limit)
+                    state = self._skip_counts(cursors, applied)
+                    state[cursor_key] = batch[-1][-1]  # the revision of the last row (STREAM_COLUMNS)
+                    team_bulk.apply(conn, good, with_key, state, applied)
+                    cursors.update({key: str(value) for key, value in state.items()})
+                    for note in applied.notes:
+                        log.warning("team pull of %s: skipped %s", name, note)
+                    totals.pulled += applied.stored
+                    totals.deleted += applied.deleted
+                    done += len(batch)
+                    if progress:
+                        progress("pull", done, max(total, done))
+            except server.driver().Error as exc:
+                raise server.ServerError(
+                    f"pull of {name} cut off after {done} row(s) (the next sync goes on from there): "
+                    f"{self.describe(exc)}") from exc
         return totals
+
+    def _field_limit(self, conn: Store) -> int:
+        """`max_field_chars` of this data dir: a pulled text is cut as a local capture is."""
+        if self.max_field_chars is None:
+            directory = team_bulk.data_dir(conn)
+            self.max_field_chars = int(settings.load(directory)["max_field_chars"] if directory
+                                       else settings.DEFAULTS["max_field_chars"])
+        return self.max_field_chars
+
+    @staticmethod
+    def _skip_counts(saved: dict[str, str], applied: team_bulk.Applied) -> dict[str, object]:
+        """The counters of rows left out (kept in team_state, shown by `team status`), with this batch's."""
+        found: dict[str, object] = {}
+        for key, count in (("skipped_oversize", applied.oversize), ("skipped_malformed", applied.malformed),
+                           ("newer_fields", applied.newer)):
+            if count:
+                found[key] = int(saved.get(key, "0")) + count
+        if applied.notes:
+            found["last_skip"] = f"{now_iso()} {applied.notes[0]}"
+        return found
 
     def _local_key(self, conn: Store, name: str) -> str:
         from claude_mem.store.transaction import transaction
