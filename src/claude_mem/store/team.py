@@ -350,6 +350,17 @@ def set_state(conn: sqlite3.Connection, values: dict[str, object]) -> None:
                          " value = excluded.value", [(key, str(value)) for key, value in values.items()])
 
 
+def pull_skips(saved: dict[str, str]) -> str | None:
+    """One line on the pulled rows left out (over the size limit, malformed) or stored without fields
+    this version does not know, from the counters the puller keeps in team_state; None when none were."""
+    counts = {key: int(saved.get(key, "0") or 0) for key in ("skipped_oversize", "skipped_malformed", "newer_fields")}
+    if not any(counts.values()):
+        return None
+    return (f"pulled rows skipped: {counts['skipped_oversize']} over the size limit, {counts['skipped_malformed']}"
+            f" malformed; {counts['newer_fields']} stored without fields of a newer claude-mem"
+            f" (last: {saved.get('last_skip', '?')}; the worker log has each)")
+
+
 def authors(conn: sqlite3.Connection) -> list[dict[str, object]]:
     """Teammates whose memory this store holds: [{author, observations}], most first."""
     return [{"author": author, "observations": int(count)} for author, count in conn.execute(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -78,7 +79,7 @@ class Applied:
     notes: list[str] = field(default_factory=list)
 
     def note(self, text: str) -> None:
-        if text not in self.notes and len(self.notes) < 5:
+        if text not in self.notes and len(self.notes) < 10:
             self.notes.append(text)
 
 
@@ -93,9 +94,9 @@ def prepare(streamed: Sequence[Sequence[Any]], max_chars: int, max_bytes: int = 
             uid, kind, project, author, device, text, deleted, rev = item
         except (TypeError, ValueError):
             applied.malformed += 1
-            applied.note("a row of an unknown shape")
+            applied.note("skipped a row of an unknown shape")
             continue
-        where = f"row {uid} (revision {rev})"
+        where = f"skipped row {uid} (revision {rev})"
         if kind not in FIELDS:
             applied.malformed += 1
             applied.note(f"{where}: unknown kind {str(kind)[:40]!r}")
@@ -158,10 +159,11 @@ def _check_and_cut(payload: dict[str, Any], fields: dict[str, tuple[type, ...]],
     return wrong
 
 
-def apply(conn: sqlite3.Connection, pulled: Sequence[local.TeamRow], project: str, state: dict[str, object],
-          applied: Applied | None = None) -> Applied:
-    """Store prepared rows of one team project (local key `project`) in one transaction, with `state`
-    (the project's cursor, counters) written in the same transaction; checkpoint after deletions."""
+def apply(conn: sqlite3.Connection, pulled: Sequence[local.TeamRow], project: str, cursor: tuple[str, int],
+          saved: dict[str, str], applied: Applied | None = None) -> Applied:
+    """Store prepared rows of one team project (local key `project`) in one transaction that also moves
+    its cursor (key, revision) and adds what was skipped to the counters in team_state (`saved`: the
+    state as read, updated here); checkpoint after deletions."""
     applied = applied or Applied()
     with transaction(conn):
         waiting: set[str] | None = None
@@ -181,32 +183,40 @@ def apply(conn: sqlite3.Connection, pulled: Sequence[local.TeamRow], project: st
                         applied.deleted += conn.executemany(f"DELETE FROM {local.TABLES[kind]} WHERE uid = ?",
                                                             uids).rowcount
             else:
-                applied.stored += _store_run(conn, run, project)
+                applied.stored += _store_run(conn, run, project, applied)
             start = end
         if waiting is not None:
             # What these deletions took with them (a session's rows cascade) is deleted on the server too.
             made = [(uid,) for (uid,) in conn.execute("SELECT uid FROM team_tombstones") if uid not in waiting]
             conn.executemany("DELETE FROM team_tombstones WHERE uid = ?", made)
+        state: dict[str, object] = {cursor[0]: cursor[1]}
+        for key, count in (("skipped_oversize", applied.oversize), ("skipped_malformed", applied.malformed),
+                           ("newer_fields", applied.newer)):
+            if count:
+                state[key] = int(saved.get(key, "0")) + count
+        if applied.notes:
+            state["last_skip"] = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {applied.notes[0]}"
         local.set_state(conn, state)
+    saved.update({key: str(value) for key, value in state.items()})
     if waiting is not None:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return applied
 
 
-def _store_run(conn: sqlite3.Connection, run: Sequence[local.TeamRow], project: str) -> int:
+def _store_run(conn: sqlite3.Connection, run: Sequence[local.TeamRow], project: str, applied: Applied) -> int:
     """Upsert rows that are not deletions: sessions, then what hangs off them, one statement a kind."""
     stored = 0
     by_kind: dict[str, list[local.TeamRow]] = {kind: [] for kind in local.KINDS}
     for row in run:
         by_kind[row["kind"]].append(row)
-    stored += _many(conn, by_kind["session"], project, local.SESSION_UPSERT,
+    stored += _many(conn, applied, by_kind["session"], project, local.SESSION_UPSERT,
                     [local.session_values(row, project) for row in by_kind["session"]])
     if not any(by_kind[kind] for kind in ("prompt", "observation", "summary")):
         return stored
     sessions = _session_ids(conn, [row for kind in ("prompt", "observation", "summary") for row in by_kind[kind]],
                             project)
     prompts = [row for row in by_kind["prompt"] if sessions.get(row["payload"].get("session_uid"))]
-    stored += _many(conn, prompts, project, local.PROMPT_UPSERT,
+    stored += _many(conn, applied, prompts, project, local.PROMPT_UPSERT,
                     [local.prompt_values(row, sessions[row["payload"]["session_uid"]]) for row in prompts])
     stored += len(by_kind["prompt"]) - len(prompts)  # a prompt without its session: nothing to hold it
     for kind, table, row_type in (("observation", "observations", ObservationRow),
@@ -221,7 +231,7 @@ def _store_run(conn: sqlite3.Connection, run: Sequence[local.TeamRow], project: 
         if len(wanted) >= BULK_INDEX_ROWS and _indexed_after(conn, table, sql, values):
             stored += len(wanted)
         else:
-            stored += _many(conn, wanted, project, sql, values)
+            stored += _many(conn, applied, wanted, project, sql, values)
     return stored
 
 
@@ -260,7 +270,7 @@ def _indexed_after(conn: sqlite3.Connection, table: str, sql: str, values: Seque
         return False
 
 
-def _many(conn: sqlite3.Connection, group: Sequence[local.TeamRow], project: str, sql: str,
+def _many(conn: sqlite3.Connection, applied: Applied, group: Sequence[local.TeamRow], project: str, sql: str,
           made: Sequence[Any]) -> int:
     """Upsert `group` (its statement's parameters: `made`) with one executemany; if any row fails, the
     group goes row by row and a row that still fails (a teammate's newer or damaged data) is skipped.
@@ -272,7 +282,12 @@ def _many(conn: sqlite3.Connection, group: Sequence[local.TeamRow], project: str
             conn.executemany(sql, made)
         return len(group)
     except (sqlite3.IntegrityError, sqlite3.InterfaceError, TypeError, ValueError, KeyError):
-        return int(local.apply_pulled(conn, group, {row["project"]: project for row in group})["stored"])
+        one_by_one = local.apply_pulled(conn, group, {row["project"]: project for row in group})
+        if one_by_one["skipped"]:
+            applied.malformed += one_by_one["skipped"]
+            applied.note(f"skipped {one_by_one['skipped']} {group[0]['kind']} row(s) this store cannot hold"
+                         " (a required field missing, a value out of range)")
+        return int(one_by_one["stored"])
 
 
 def _session_ids(conn: sqlite3.Connection, group: Sequence[local.TeamRow], project: str) -> dict[str, int]:

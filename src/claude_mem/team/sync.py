@@ -183,12 +183,10 @@ class Replicator:
             try:
                 for batch in server.stream(self.remote, name, after, device, PULL_SIZES):
                     good, applied = team_bulk.prepare(batch, limit)
-                    state = self._skip_counts(cursors, applied)
-                    state[cursor_key] = batch[-1][-1]  # the revision of the last row (STREAM_COLUMNS)
-                    team_bulk.apply(conn, good, with_key, state, applied)
-                    cursors.update({key: str(value) for key, value in state.items()})
+                    # the cursor: the revision of the batch's last row (the last of STREAM_COLUMNS)
+                    team_bulk.apply(conn, good, with_key, (cursor_key, int(batch[-1][-1])), cursors, applied)
                     for note in applied.notes:
-                        log.warning("team pull of %s: skipped %s", name, note)
+                        log.warning("team pull of %s: %s", name, note)
                     totals.pulled += applied.stored
                     totals.deleted += applied.deleted
                     done += len(batch)
@@ -207,18 +205,6 @@ class Replicator:
             self.max_field_chars = int(settings.load(directory)["max_field_chars"] if directory
                                        else settings.DEFAULTS["max_field_chars"])
         return self.max_field_chars
-
-    @staticmethod
-    def _skip_counts(saved: dict[str, str], applied: team_bulk.Applied) -> dict[str, object]:
-        """The counters of rows left out (kept in team_state, shown by `team status`), with this batch's."""
-        found: dict[str, object] = {}
-        for key, count in (("skipped_oversize", applied.oversize), ("skipped_malformed", applied.malformed),
-                           ("newer_fields", applied.newer)):
-            if count:
-                found[key] = int(saved.get(key, "0")) + count
-        if applied.notes:
-            found["last_skip"] = f"{now_iso()} {applied.notes[0]}"
-        return found
 
     def _local_key(self, conn: Store, name: str) -> str:
         from claude_mem.store.transaction import transaction
