@@ -442,7 +442,8 @@ def join_rows(join: dict | None) -> list[tuple[str, str, str, bool | None]]:
     if not join:
         return []
     return [(f"team join: a fresh data dir pulls {join['rows']:,} rows",
-             f"{join['rows_per_s']:,} rows/s, first search after {join['first_search_s']} s (bare COPY"
+             f"{join['rows_per_s']:,} rows/s ({join['rows_per_cpu_s']:,} a CPU second), first search after"
+             f" {join['first_search_s']} s (bare COPY"
              f" {join['bare_copy_rows_per_s']:,}, streamed {join['stream_copy_rows_per_s']:,} rows/s)",
              f"≥ {join['target_rows_per_s']:,} rows/s", join["rows_per_s"] >= join["target_rows_per_s"])]
 
