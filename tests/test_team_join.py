@@ -215,6 +215,10 @@ def test_the_bulk_full_text_path_indexes_as_the_triggers_do(tmp_path, team_url, 
     monkeypatch.setattr(team_sync, "PULL_SIZES", (70,))  # groups too small: row by row, through the triggers
     c.sync()
     assert not used
+    for m in (b, c):  # pulled rows wait for this machine's own model to embed them, whichever path stored them
+        conn = m.connect()
+        assert conn.execute("SELECT COUNT(*) FROM vector_queue WHERE kind = 'observation'").fetchone()[0] == 900
+        conn.close()
     bulk, triggered = context_by_uid(b), context_by_uid(c)
     assert len(bulk) == 900 and bulk == triggered
     for m in (b, c):

@@ -177,12 +177,13 @@ class Replicator:
         for name in self.pulled_projects(conn, server.projects(self.remote)):
             cursor_key = f"cursor:{name}"
             after = int(cursors.get(cursor_key, "0"))
-            with_key = self._local_key(conn, name)
+            with_key = ""  # the project's local key, found (or made) when its first row arrives
             total = server.pending(self.remote, name, after, device) if progress else 0
-            done = 0
+            done, started = 0, time.monotonic()
             try:
                 for batch in server.stream(self.remote, name, after, device, PULL_SIZES):
                     good, applied = team_bulk.prepare(batch, limit)
+                    with_key = with_key or self._local_key(conn, name)
                     # the cursor: the revision of the batch's last row (the last of STREAM_COLUMNS)
                     team_bulk.apply(conn, good, with_key, (cursor_key, int(batch[-1][-1])), cursors, applied)
                     for note in applied.notes:
@@ -192,6 +193,9 @@ class Replicator:
                     done += len(batch)
                     if progress:
                         progress("pull", done, max(total, done))
+                    elif len(batch) >= 5000:  # a join in the worker: its progress in the log
+                        log.info("team pull of %s: %d rows so far, %.0f rows/s", name, done,
+                                 done / max(time.monotonic() - started, 1e-3))
             except server.driver().Error as exc:
                 raise server.ServerError(
                     f"pull of {name} cut off after {done} row(s) (the next sync goes on from there): "
