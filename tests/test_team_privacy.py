@@ -100,3 +100,13 @@ def test_payload_is_an_allow_list_and_quotes_are_cut_where_they_stand():
     assert outgoing.payload("observation", {"title": "fix it now"}, False, ["fix it"])["title"] == "fix it now"
     # with sharing on, nothing but secrets is touched
     assert outgoing.payload("observation", row, True, [prompt])["narrative"] == row["narrative"]
+
+
+def test_what_is_sent_is_what_a_puller_reads():
+    """The push allow-list and the pull's known fields name the same fields per kind: a field sent
+    that a puller does not know would be counted as a newer client's, one it knows but is never sent
+    would always be empty."""
+    from claude_mem.store import team_bulk
+
+    assert {kind: set(fields) for kind, fields in outgoing.SHARED.items()} == {
+        kind: set(fields) for kind, fields in team_bulk.FIELDS.items()}

@@ -69,6 +69,7 @@ def payload(kind: str, row: dict[str, Any], share_prompts: bool, prompts: Sequen
     unless `share_prompts` (`prompts`: the texts of the prompts of the row's session)."""
     matcher = _Quotes(prompts) if not share_prompts else None
     out: dict[str, Any] = {}
+    texts: dict[str, Any] = {}
     for name, how in SHARED[kind].items():
         if name not in row:
             continue
@@ -78,8 +79,12 @@ def payload(kind: str, row: dict[str, Any], share_prompts: bool, prompts: Sequen
         elif how == PROMPT and not share_prompts:
             out[name] = STAND_IN if value else value
         else:
-            out[name] = _text(value, matcher)
-    return out
+            texts[name] = _text(value, matcher)
+    # the texts as one document (a secret split across facts is seen whole), as capture cleans a payload
+    cleaned = privacy.clean_tree(texts)
+    if isinstance(cleaned, dict):  # always (a dict in, a dict out); were it not, no text would leave
+        out.update(cleaned)
+    return {name: out[name] for name in SHARED[kind] if name in out}
 
 
 def _text(value: object, matcher: _Quotes | None) -> object:
@@ -87,7 +92,7 @@ def _text(value: object, matcher: _Quotes | None) -> object:
         return [_text(item, matcher) for item in value]
     if not isinstance(value, str):
         return value
-    return privacy.clean(matcher.replace(value) if matcher else value)
+    return matcher.replace(value) if matcher else value
 
 
 class _Quotes:
