@@ -7,8 +7,10 @@ Each batch is checked before it is stored: a row over `MAX_ROW_BYTES` (a server 
 had a size CHECK), a row that is not what its kind holds (payload not an object, a field of the wrong
 type, an unknown kind) is skipped and counted; fields this version does not know (a newer client's)
 are left out and counted; every text is cut to `max_field_chars`, as local captures are. Rows are
-written with one `executemany` per kind (the FTS, vector-queue and change-feed triggers run as for
-any write); a group that fails goes row by row, a row that still fails is skipped. A batch that
+written with one `executemany` per kind (the vector-queue, change-feed and project triggers run as
+for any write; a large group of observations or summaries has its full-text work done in three set
+statements instead of its insert trigger: `_indexed_after`); a group that fails goes row by row, a
+row that still fails is skipped. A batch that
 deletes rows is followed by a WAL checkpoint, so a forgotten text leaves this machine's `-wal` as
 soon as on the machine where it was forgotten.
 """
