@@ -435,7 +435,18 @@ def team_rows(team: dict | None) -> list[tuple[str, str, str, bool | None]]:
         (f"team initial pull, {initial['observations']:,} observations",
          f"{initial['pull_rows_per_s']:,} rows/s = {initial['pull_ratio_to_bare']}× bare COPY", "", None),
         (f"team outbox drain after an outage, {drain['rows']:,} rows", f"{drain['rows_per_s']:,} rows/s", "", None),
-    ]
+    ] + join_rows(team.get("join"))
+
+
+def join_rows(join: dict | None) -> list[tuple[str, str, str, bool | None]]:
+    """Issue 32: a fresh data dir joins a project (one `team sync`), beside the bare ceilings of the same run."""
+    if not join:
+        return []
+    return [(f"team join: a fresh data dir pulls {join['rows']:,} rows",
+             f"{join['rows_per_s']:,} rows/s ({join['rows_per_cpu_s']:,} a CPU second), first search after"
+             f" {join['first_search_s']} s (bare COPY"
+             f" {join['bare_copy_rows_per_s']:,}, streamed {join['stream_copy_rows_per_s']:,} rows/s)",
+             f"≥ {join['target_rows_per_s']:,} rows/s", join["rows_per_s"] >= join["target_rows_per_s"])]
 
 
 def team_reconcile_rows(team: dict | None) -> list[tuple[str, str, str, bool | None]]:

@@ -64,8 +64,10 @@ def test_two_machines_see_each_others_memory_of_a_shared_project(tmp_path, team_
 
 def same_content(rows: dict[str, dict]) -> dict[str, dict]:
     """The shared rows of a machine as the other machine must hold them: all but who holds them where."""
-    return {uid: {k: v for k, v in row.items() if k not in ("author", "device", "project")}
-            for uid, row in rows.items() if row["kind"] != "prompt"}  # prompts are not shared by default
+    # prompts are not shared by default, nor what is made of them (a summary's request, a session's title)
+    return {uid: {k: v for k, v in row.items() if k not in ("author", "device", "project", "request", "title")
+                  or (k == "title" and row["kind"] == "observation")}
+            for uid, row in rows.items() if row["kind"] != "prompt"}
 
 
 def server_rows_text(m, url):

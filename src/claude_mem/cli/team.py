@@ -7,7 +7,16 @@ import sys
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from claude_mem import settings, store
 from claude_mem.cli.group import cli
@@ -45,7 +54,7 @@ def local_report(directory: str, config: team_config.TeamConfig) -> dict[str, An
     return {**report, "device": saved.get("device"), "outbox": outbox, "pushed": int(saved.get("pushed", "0")),
             "pulled": int(saved.get("pulled", "0")), "deleted": int(saved.get("deleted", "0")),
             "last_sync_at": saved.get("last_sync_at"), "error": saved.get("last_error") or None,
-            "last_error_at": saved.get("last_error_at"), **integrity.report(saved)}
+            "last_error_at": saved.get("last_error_at"), "skipped": local.pull_skips(saved), **integrity.report(saved)}
 
 
 def team_report(directory: str) -> dict[str, Any]:
@@ -84,6 +93,8 @@ def status_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"last error: {report['error']}")
     lines.append(f"outbox: {report.get('outbox', 0)} row(s) waiting to be pushed; pushed {report.get('pushed', 0)},"
                  f" pulled {report.get('pulled', 0)} in all; last sync {report.get('last_sync_at') or 'never'}")
+    if report.get("skipped"):  # rows pulled that this store could not hold (issue 32)
+        lines.append(report["skipped"])
     lines.extend(integrity_lines(report))
     return lines
 
@@ -104,6 +115,13 @@ def integrity_lines(report: dict[str, Any]) -> list[str]:
         lines.append(f"refused by the server: {report['refused']} row(s) (over {team_server.ROW_LIMIT // 1024} KiB,"
                      " or not this role's to write); they stay in the outbox, see the worker log")
     return lines
+
+
+class RateColumn(ProgressColumn):
+    """Rows a second of a push or pull (a join of a large project takes a while: issue 32)."""
+
+    def render(self, task: Any) -> Text:
+        return Text(f"{task.speed:,.0f} rows/s" if task.speed else "")
 
 
 @cli.group("team")
@@ -148,7 +166,8 @@ def sync() -> None:
     if problem:
         raise click.ClickException(problem)
     replicator = Replicator(config, lambda: store.open(directory))
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, console=console(), transient=True, disable=not sys.stderr.isatty()) as progress:
         tasks: dict[str, Any] = {}
 

@@ -157,6 +157,18 @@ def drop_tombstones(conn: sqlite3.Connection, uids: Sequence[str]) -> None:
         conn.executemany("DELETE FROM team_tombstones WHERE uid = ?", [(uid,) for uid in uids])
 
 
+def session_prompts(conn: sqlite3.Connection, session_uids: Sequence[str]) -> dict[str, list[str]]:
+    """Session uid → the texts of its prompts (private ones too: what must not leave is known here)."""
+    found: dict[str, list[str]] = {}
+    for start in range(0, len(session_uids), 500):
+        chunk = list(session_uids[start:start + 500])
+        for uid, text in conn.execute(
+                f"SELECT s.uid, p.text FROM prompts p JOIN sessions s ON s.id = p.session_id"
+                f" WHERE s.uid IN ({_marks(chunk)}) ORDER BY p.session_id, p.prompt_number", chunk):
+            found.setdefault(str(uid), []).append(str(text or ""))
+    return found
+
+
 # -- pull ----------------------------------------------------------------------------------------------
 
 
@@ -170,6 +182,13 @@ def _session_id(conn: sqlite3.Connection, row: TeamRow, project: str) -> int | N
     found = conn.execute("SELECT id FROM sessions WHERE uid = ?", (uid,)).fetchone()
     if found:
         return int(found[0])
+    return placeholder_session(conn, row, project)
+
+
+def placeholder_session(conn: sqlite3.Connection, row: TeamRow, project: str) -> int | None:
+    """A stand-in for the session of a pulled row whose own session row has not arrived: its local id."""
+    payload = row["payload"]
+    uid = payload["session_uid"]
     started = payload.get("session_started_at") or payload.get("created_at")
     cursor = conn.execute(
         "INSERT INTO sessions (uid, content_session_id, project, status, started_at, last_activity_at, author, device,"
@@ -180,66 +199,82 @@ def _session_id(conn: sqlite3.Connection, row: TeamRow, project: str) -> int | N
     return cursor.lastrowid if cursor.rowcount else None
 
 
-def _upsert_session(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
+SESSION_UPSERT = (
+    "INSERT INTO sessions (uid, content_session_id, project, title, status, started_at, ended_at, last_activity_at,"
+    " author, device, team_rev) VALUES (:uid, :csid, :project, :title, :status, :started, :ended, :last, :author,"
+    " :device, :rev)"
+    " ON CONFLICT (uid) DO UPDATE SET title = excluded.title, status = excluded.status,"
+    " ended_at = excluded.ended_at, last_activity_at = excluded.last_activity_at, author = excluded.author,"
+    " device = excluded.device, team_rev = excluded.team_rev WHERE sessions.device IS NOT NULL"
+    " ON CONFLICT DO NOTHING"
+)
+PROMPT_UPSERT = (
+    "INSERT INTO prompts (uid, session_id, prompt_number, text, created_at, author, device, team_rev)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
+    " WHERE prompts.device IS NOT NULL ON CONFLICT DO NOTHING"
+)
+# A pulled observation or summary: new, or only its revision moves (its content is the author's to change).
+UPSERT_TAIL = {"observations": " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
+                               " WHERE observations.device IS NOT NULL ON CONFLICT DO NOTHING",
+               "summaries": " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
+                            " WHERE summaries.device IS NOT NULL ON CONFLICT DO NOTHING"}
+
+
+def session_values(row: TeamRow, project: str) -> dict[str, object]:
     p = row["payload"]
-    conn.execute(
-        "INSERT INTO sessions (uid, content_session_id, project, title, status, started_at, ended_at, last_activity_at,"
-        " author, device, team_rev) VALUES (:uid, :csid, :project, :title, :status, :started, :ended, :last, :author,"
-        " :device, :rev)"
-        " ON CONFLICT (uid) DO UPDATE SET title = excluded.title, status = excluded.status,"
-        " ended_at = excluded.ended_at, last_activity_at = excluded.last_activity_at, author = excluded.author,"
-        " device = excluded.device, team_rev = excluded.team_rev WHERE sessions.device IS NOT NULL"
-        " ON CONFLICT DO NOTHING",
-        {"uid": row["uid"], "csid": p.get("content_session_id") or f"team-{row['uid']}", "project": project,
-         "title": p.get("title"), "status": p.get("status") if p.get("status") in (
-             "active", "completed", "failed", "interrupted") else "completed",
-         "started": p.get("started_at"), "ended": p.get("ended_at"),
-         "last": p.get("last_activity_at") or p.get("started_at"), "author": row["author"], "device": row["device"],
-         "rev": row["rev"]},
-    )
+    return {"uid": row["uid"], "csid": p.get("content_session_id") or f"team-{row['uid']}", "project": project,
+            "title": p.get("title"), "status": p.get("status") if p.get("status") in (
+                "active", "completed", "failed", "interrupted") else "completed",
+            "started": p.get("started_at"), "ended": p.get("ended_at"),
+            "last": p.get("last_activity_at") or p.get("started_at"), "author": row["author"],
+            "device": row["device"], "rev": row["rev"]}
+
+
+def prompt_values(row: TeamRow, session_id: int) -> tuple[object, ...]:
+    p = row["payload"]
+    return (row["uid"], session_id, int(p.get("prompt_number") or 0), str(p.get("text") or ""), p.get("created_at"),
+            row["author"], row["device"], row["rev"])
+
+
+def _upsert_session(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
+    conn.execute(SESSION_UPSERT, session_values(row, project))
 
 
 def _upsert_prompt(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
-    p = row["payload"]
     session_id = _session_id(conn, row, project)
     if session_id is None:
         return
-    conn.execute(
-        "INSERT INTO prompts (uid, session_id, prompt_number, text, created_at, author, device, team_rev)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
-        " WHERE prompts.device IS NOT NULL ON CONFLICT DO NOTHING",
-        (row["uid"], session_id, int(p.get("prompt_number") or 0), str(p.get("text") or ""), p.get("created_at"),
-         row["author"], row["device"], row["rev"]),
-    )
+    conn.execute(PROMPT_UPSERT, prompt_values(row, session_id))
 
 
-def _pulled(row: TeamRow, row_type: type, project: str, session_id: int | None) -> dict[str, object]:
+def pulled_values(row: TeamRow, row_type: type, project: str, session_id: int | None) -> dict[str, object]:
     """A pulled observation's or summary's columns: its content made the types our columns hold, the
     rest as the teammate's machine stored it, and who wrote it at which server revision."""
     p = row["payload"]
-    return {"uid": row["uid"], "session_id": session_id, "project": project, "prompt_number": p.get("prompt_number"),
-            **rows.content_from(row_type, p), "input_tokens": int(p.get("input_tokens") or 0),
-            "output_tokens": int(p.get("output_tokens") or 0), "created_at": p.get("created_at"),
-            "author": row["author"], "device": row["device"], "team_rev": row["rev"]}
+    values = {"uid": row["uid"], "session_id": session_id, "project": project,
+              "prompt_number": p.get("prompt_number"), **rows.content_from(row_type, p),
+              "input_tokens": int(p.get("input_tokens") or 0), "output_tokens": int(p.get("output_tokens") or 0),
+              "created_at": p.get("created_at"), "author": row["author"], "device": row["device"],
+              "team_rev": row["rev"]}
+    if row_type is ObservationRow:
+        values["content_hash"] = str(p.get("content_hash") or row["uid"])
+    return values
 
 
 def _upsert_observation(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
-    values = _pulled(row, ObservationRow, project, _session_id(conn, row, project))
-    values["content_hash"] = str(row["payload"].get("content_hash") or row["uid"])
-    conn.execute(rows.insert("observations", values) + " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
-                 " WHERE observations.device IS NOT NULL ON CONFLICT DO NOTHING", values)
+    values = pulled_values(row, ObservationRow, project, _session_id(conn, row, project))
+    conn.execute(rows.insert("observations", values) + UPSERT_TAIL["observations"], values)
 
 
 def _upsert_summary(conn: sqlite3.Connection, row: TeamRow, project: str) -> None:
     session_id = _session_id(conn, row, project)
     if session_id is None:
         return
-    values = _pulled(row, SummaryRow, project, session_id)
-    conn.execute(rows.insert("summaries", values) + " ON CONFLICT (uid) DO UPDATE SET team_rev = excluded.team_rev"
-                 " WHERE summaries.device IS NOT NULL ON CONFLICT DO NOTHING", values)
+    values = pulled_values(row, SummaryRow, project, session_id)
+    conn.execute(rows.insert("summaries", values) + UPSERT_TAIL["summaries"], values)
 
 
-_UPSERT = {"session": _upsert_session, "prompt": _upsert_prompt, "observation": _upsert_observation,
+UPSERT = {"session": _upsert_session, "prompt": _upsert_prompt, "observation": _upsert_observation,
            "summary": _upsert_summary}
 
 
@@ -260,7 +295,7 @@ def apply_pulled(conn: sqlite3.Connection, pulled: Sequence[TeamRow], local_proj
             # stop every later row from arriving.
             conn.execute("SAVEPOINT pulled_row")
             try:
-                _UPSERT[row["kind"]](conn, row, local_project[row["project"]])
+                UPSERT[row["kind"]](conn, row, local_project[row["project"]])
                 stored += 1
             except (sqlite3.IntegrityError, TypeError, ValueError, KeyError):
                 conn.execute("ROLLBACK TO pulled_row")
@@ -313,6 +348,17 @@ def set_state(conn: sqlite3.Connection, values: dict[str, object]) -> None:
     with transaction(conn):
         conn.executemany("INSERT INTO team_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET"
                          " value = excluded.value", [(key, str(value)) for key, value in values.items()])
+
+
+def pull_skips(saved: dict[str, str]) -> str | None:
+    """One line on the pulled rows left out (over the size limit, malformed) or stored without fields
+    this version does not know, from the counters the puller keeps in team_state; None when none were."""
+    counts = {key: int(saved.get(key, "0") or 0) for key in ("skipped_oversize", "skipped_malformed", "newer_fields")}
+    if not any(counts.values()):
+        return None
+    return (f"pulled rows skipped: {counts['skipped_oversize']} over the size limit, {counts['skipped_malformed']}"
+            f" malformed; {counts['newer_fields']} stored without fields of a newer claude-mem"
+            f" (last: {saved.get('last_skip', '?')}; the worker log has each)")
 
 
 def authors(conn: sqlite3.Connection) -> list[dict[str, object]]:

@@ -23,7 +23,7 @@ maps to, never the one a client claimed.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from claude_mem.domain import ClaudeMemError
@@ -207,19 +207,6 @@ FROM_ROWS = (
 )
 
 
-def pull(conn: Any, project: str, after: int, device: str, limit: int) -> list[dict[str, Any]]:
-    """Up to `limit` rows of `project` with a revision above `after`, in revision order, written by
-    other devices: {uid, kind, project, author, device, payload, deleted, rev}."""
-    cursor = conn.execute(
-        f"SELECT r.uid, r.kind, r.project, {AUTHOR_SQL}, r.device, r.payload, r.deleted, r.rev FROM {FROM_ROWS}"
-        " WHERE r.project = %s AND r.rev > %s AND r.device <> %s ORDER BY r.rev LIMIT %s",
-        (project, after, device, limit),
-    )
-    return [{"uid": uid, "kind": kind, "project": proj, "author": author, "device": dev,
-             "payload": payload if isinstance(payload, dict) else {}, "deleted": bool(deleted), "rev": int(rev)}
-            for uid, kind, proj, author, dev, payload, deleted, rev in cursor.fetchall()]
-
-
 # -- what the server is, and what it holds (reconciliation) ------------------------------------------
 
 
@@ -280,3 +267,51 @@ def anchor(conn: Any, project: str, rev: int) -> tuple[str, int] | None:
     row = conn.execute("SELECT uid, rev FROM claude_mem.rows WHERE project = %s AND rev <= %s AND kind = 'observation'"
                        " AND NOT deleted ORDER BY rev DESC LIMIT 1", (project, rev)).fetchone()
     return (str(row[0]), int(row[1])) if row else None
+
+
+# -- streaming a project's rows (a join, a catch-up): issue 32 item 5 ----------------------------------------
+
+# The columns a streamed row carries, in order (the payload as its JSON text: the puller measures it
+# before it parses it; the author as `AUTHOR_SQL` shows it). One place: a column the server adds goes here.
+STREAM_COLUMNS = ("r.uid", "r.kind", "r.project", AUTHOR_SQL, "r.device", "r.payload::text", "r.deleted", "r.rev")
+StreamedRow = tuple[str, str, str, str, str, "str | None", bool, int]
+_STREAM_WHERE = " WHERE r.project = %s AND r.rev > %s AND r.device <> %s"
+
+
+def pending(conn: Any, project: str, after: int, device: str) -> int:
+    """How many rows of `project` above revision `after` another device wrote (a pull's total)."""
+    return int(conn.execute("SELECT count(*) FROM claude_mem.rows r" + _STREAM_WHERE,
+                            (project, after, device)).fetchone()[0])
+
+
+def stream(conn: Any, project: str, after: int, device: str, sizes: Sequence[int],
+           how: str = "cursor") -> Iterator[list[StreamedRow]]:
+    """The rows of `project` above revision `after` written by other devices, in revision order, in
+    batches: the first of `sizes[0]` rows, then `sizes[1]` … (the last size repeats). One statement
+    streams them all: through a server-side cursor fetching the largest size at a time
+    (`how="cursor"`), or `COPY (SELECT …) TO STDOUT` (`how="copy"`). bench_team's join measures both
+    in each run: the cursor was the faster (93k against 53k rows/s streamed bare, 100k rows), and
+    either is 10x what the local store takes in, so the choice barely shows in a join."""
+    select = f"SELECT {', '.join(STREAM_COLUMNS)} FROM {FROM_ROWS}{_STREAM_WHERE} ORDER BY r.rev"
+    wanted = iter(sizes)
+    size = next(wanted)
+    batch: list[StreamedRow] = []
+    if how == "cursor":
+        with conn.transaction(), conn.cursor(name="claude_mem_pull") as cursor:
+            cursor.itersize = max(sizes)
+            cursor.execute(select, (project, after, device))
+            for row in cursor:
+                batch.append(row)
+                if len(batch) >= size:
+                    yield batch
+                    batch, size = [], next(wanted, size)
+    else:
+        with conn.cursor() as cursor, cursor.copy(f"COPY ({select}) TO STDOUT", (project, after, device)) as copy:
+            copy.set_types(["text", "text", "text", "text", "text", "text", "bool", "int8"])
+            for row in copy.rows():
+                batch.append(row)
+                if len(batch) >= size:
+                    yield batch
+                    batch, size = [], next(wanted, size)
+    if batch:
+        yield batch

@@ -8,6 +8,7 @@ nothing there), and a project's cursor moves only after its pulled rows are comm
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
@@ -17,16 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claude_mem import project as identity
-from claude_mem.store import DatabaseError, Store
+from claude_mem import settings
+from claude_mem.store import DatabaseError, Store, team_bulk
 from claude_mem.store import team as local
 from claude_mem.store import team_server as server
-from claude_mem.team import integrity
+from claude_mem.team import integrity, outgoing
 from claude_mem.team.config import TeamConfig, safe_error, team_project
 
 BATCH = 500
-PULL_BATCH = 1000
-# Fields every kind's row carries that are not its payload.
-_NOT_PAYLOAD = ("id", "uid", "project")
+# A pull's batches: a small first one (search has the newest history of a joined project at once),
+# then large ones (one transaction each: the cost of a commit spread over many rows).
+PULL_SIZES = (1000, 5000, 20000)
+log = logging.getLogger("claude_mem.team")
 
 Progress = Callable[[str, int, int], None]  # (step, done, total)
 
@@ -74,6 +77,7 @@ class Replicator:
         self._found_remotes: dict[str, str | None] = {}
         self._server_checked = False  # epoch and authorship read on this connection
         self._next_reconcile = 0.0  # time.monotonic() of the next periodic reconciliation
+        self.max_field_chars: int | None = None  # read from the data dir's settings on the first pull
 
     # -- the server connection ------------------------------------------------------------------
 
@@ -144,8 +148,10 @@ class Replicator:
                 if not rows:
                     break
                 after = rows[-1]["id"]
-                sent = [{"uid": row["uid"], "kind": kind, "project": shared[row["project"]],
-                         "payload": {k: v for k, v in row.items() if k not in _NOT_PAYLOAD}} for row in rows]
+                # What leaves, field by field (the sharing settings, the secret redactor): team/outgoing.py
+                sent = [{"uid": row["uid"], "kind": kind, "project": shared[row["project"]], "payload": payload}
+                        for row, payload in zip(rows, outgoing.payloads(conn, kind, rows, self.config.share_prompts),
+                                                strict=True)]
                 revisions, refused = integrity.send(self, conn, sent, device)
                 totals.refused += refused
                 marks = [(row["id"], row["uid"], revisions[row["uid"]][0]) for row in rows if row["uid"] in revisions]
@@ -169,26 +175,48 @@ class Replicator:
     # -- pull -------------------------------------------------------------------------------------
 
     def pull(self, conn: Store, device: str, progress: Progress | None = None) -> Totals:
+        """Take in what other devices pushed since each project's cursor: streamed in batches (small
+        first, so search has something at once, then large), each batch one local transaction that also
+        moves the cursor. A pull cut off (the server gone, the connection dropped) keeps every batch
+        it committed and the next one goes on from there; rows it cannot store are counted and logged."""
         totals = Totals()
         cursors = local.state(conn)
+        limit = self._field_limit(conn)
         for name in self.pulled_projects(conn, server.projects(self.remote)):
             cursor_key = f"cursor:{name}"
             after = int(cursors.get(cursor_key, "0"))
-            while True:
-                rows = server.pull(self.remote, name, after, device, PULL_BATCH)
-                if not rows:
-                    break
-                with_key = self._local_key(conn, name)
-                applied = local.apply_pulled(conn, rows, {name: with_key})
-                after = rows[-1]["rev"]
-                local.set_state(conn, {cursor_key: after})
-                totals.pulled += applied["stored"]
-                totals.deleted += applied["deleted"]
-                if progress:
-                    progress("pull", totals.pulled + totals.deleted, 0)
-                if len(rows) < PULL_BATCH:
-                    break
+            with_key = ""  # the project's local key, found (or made) when its first row arrives
+            total = server.pending(self.remote, name, after, device) if progress else 0
+            done, started = 0, time.monotonic()
+            try:
+                for batch in server.stream(self.remote, name, after, device, PULL_SIZES):
+                    good, applied = team_bulk.prepare(batch, limit)
+                    with_key = with_key or self._local_key(conn, name)
+                    # the cursor: the revision of the batch's last row (the last of STREAM_COLUMNS)
+                    team_bulk.apply(conn, good, with_key, (cursor_key, int(batch[-1][-1])), cursors, applied)
+                    for note in applied.notes:
+                        log.warning("team pull of %s: %s", name, note)
+                    totals.pulled += applied.stored
+                    totals.deleted += applied.deleted
+                    done += len(batch)
+                    if progress:
+                        progress("pull", done, max(total, done))
+                    elif len(batch) >= 5000:  # a join in the worker: its progress in the log
+                        log.info("team pull of %s: %d rows so far, %.0f rows/s", name, done,
+                                 done / max(time.monotonic() - started, 1e-3))
+            except server.driver().Error as exc:
+                raise server.ServerError(
+                    f"pull of {name} cut off after {done} row(s) (the next sync goes on from there): "
+                    f"{self.describe(exc)}") from exc
         return totals
+
+    def _field_limit(self, conn: Store) -> int:
+        """`max_field_chars` of this data dir: a pulled text is cut as a local capture is."""
+        if self.max_field_chars is None:
+            directory = team_bulk.data_dir(conn)
+            self.max_field_chars = int(settings.load(directory)["max_field_chars"] if directory
+                                       else settings.DEFAULTS["max_field_chars"])
+        return self.max_field_chars
 
     def _local_key(self, conn: Store, name: str) -> str:
         from claude_mem.store.transaction import transaction
