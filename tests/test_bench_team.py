@@ -21,7 +21,7 @@ def test_team_bench_reports_every_figure(monkeypatch, tmp_path):
     assert initial["push_rows_per_s"] > 0 and initial["pull_rows_per_s"] > 0 and initial["bare_copy_rows_per_s"] > 0
     assert drain["pushed"] == drain["rows"] == 101
     figures = [row[0] for row in rows({"team": report})]
-    assert any(name.startswith("team lag") for name in figures) and len(figures) == 5
+    assert any(name.startswith("team lag") for name in figures) and len(figures) == 7
     join = report["join"]
     assert join["rows"] == 505 and join["pulled"] >= 505 and join["rows_per_s"] > 0
     assert join["first_search_s"] is not None and 0 < join["first_search_s"] <= join["seconds"] + 1  # a poll away

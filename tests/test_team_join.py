@@ -16,7 +16,7 @@ import pytest
 
 from claude_mem.index.search import SearchQuery, search
 from claude_mem.recall import forget
-from claude_mem.store import context_field, team_bulk
+from claude_mem.store import context_field, team_bulk, team_server
 from claude_mem.store import team as local
 from claude_mem.team import sync as team_sync
 from conftest import REPO
@@ -155,6 +155,7 @@ def test_rows_it_cannot_hold_are_skipped_counted_and_logged_and_the_rest_arrives
     b.sync()
     # an older server has no CHECK on kind or size
     pg.sql("ALTER TABLE claude_mem.rows DROP CONSTRAINT IF EXISTS rows_kind_check", database(team_url))
+    pg.sql("ALTER TABLE claude_mem.rows DROP CONSTRAINT IF EXISTS rows_payload_limit", database(team_url))
     good = {"type": "discovery", "title": "Sweeper renews early", "narrative": "ok", "facts": [], "concepts": [],
             "files_read": [], "files_modified": [], "content_hash": "h", "created_at": "2026-01-02T00:00:00Z"}
     insert_raw(pg, team_url, [
@@ -184,7 +185,7 @@ def test_rows_it_cannot_hold_are_skipped_counted_and_logged_and_the_rest_arrives
     assert (state["skipped_malformed"], state["skipped_oversize"], state["newer_fields"]) == ("4", "1", "1")
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "not a JSON object" in logged and "wrong type in title" in logged and "'hologram'" in logged
-    assert "over the 1048576-byte limit" in logged and "mood" in logged and "cannot hold" in logged
+    assert f"over the {team_server.ROW_LIMIT}-byte limit" in logged and "mood" in logged and "cannot hold" in logged
     assert b.sync().pulled == 0  # skipped rows are not fetched again and again
     from claude_mem.cli.team import status_lines, team_report
 

@@ -75,11 +75,11 @@ def test_init_then_members_whose_rows_show_the_name_their_role_maps_to(tmp_path,
     assert alice_url.startswith("postgresql://") and alice_role in alice_url and "adm-" not in alice_url
 
     # Alice's machine claims to be "Bob" in its settings: the server says who wrote the rows
-    a = machine(tmp_path, "alice", alice_url, author="Bob")
+    a = machine(tmp_path, "alice", alice_url, author="Bob", team_share_prompts=True)  # titles travel
     b = machine(tmp_path, "bob", bob_url)
     work(a, "sess-a1", ["Lease renewal races with the sweeper"])
-    assert a.sync().pushed == 3
-    assert b.sync().pulled == 3
+    assert a.sync().pushed == 4  # a session, its prompt, an observation, a summary
+    assert b.sync().pulled == 4
     assert {row["author"] for row in b.rows().values()} == {"Alice"}
     database = admin_url.rsplit("/", 1)[1]
     assert {(row[0], row[1]) for row in pg.sql("SELECT role, author FROM claude_mem.rows", database)} == {
