@@ -1,6 +1,6 @@
 """Authorship bound to the database role (issue 32): `team init` and `team add-member` on a real
-PostgreSQL, members who cannot write as each other nor change each other's rows (but may bury them:
-forget replicates), the row size limit, and a server set up without init (one shared role) that keeps
+PostgreSQL, members who cannot write as each other nor change or bury each other's rows (each forgets their
+own, on every machine), the row size limit, and a server set up without init (one shared role) that keeps
 working and says its authorship is unverified."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def test_init_then_members_whose_rows_show_the_name_their_role_maps_to(tmp_path,
     assert exists.returncode == 1 and "exists already" in exists.stderr and "Traceback" not in exists.stderr
 
 
-def test_a_member_cannot_write_as_another_nor_change_their_rows_but_may_bury_them(tmp_path, admin_url, pg):
+def test_a_member_cannot_write_as_another_nor_change_nor_bury_their_rows(tmp_path, admin_url, pg):
     alice_role, alice_url, bob_role, bob_url = members(admin_url)
     b = machine(tmp_path, "bob", bob_url)
     work(b, "sess-b1", ["Bob's finding about the sweeper"])
@@ -122,9 +122,9 @@ def test_a_member_cannot_write_as_another_nor_change_their_rows_but_may_bury_the
                       " VALUES (%s, 'observation', 'github.com/acme/app', 'Bob', 'x', '{}', 1)", ("b" * 32,))
         assert alice.execute("SELECT author, role FROM claude_mem.rows WHERE uid = %s",
                              ("b" * 32,)).fetchone() == ("Alice", alice_role)
-        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="only bury it"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="may not change or bury"):
             alice.execute("UPDATE claude_mem.rows SET payload = '{\"title\": \"rewritten\"}' WHERE uid = %s", (bobs,))
-        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="only bury it"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="may not change or bury"):
             alice.execute("UPDATE claude_mem.rows SET device = 'alice-laptop', role = current_user WHERE uid = %s",
                           (bobs,))
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
@@ -135,14 +135,21 @@ def test_a_member_cannot_write_as_another_nor_change_their_rows_but_may_bury_the
         team_server.push(alice, [{"uid": bobs, "kind": "observation", "project": "github.com/acme/app",
                                   "payload": {"title": "taken over"}}], "Alice", "alice-laptop")
         assert "taken over" not in str(pg.sql("SELECT payload FROM claude_mem.rows", database))
-        # forget replicates whoever wrote the row: a tombstone is accepted, and records who buried it
-        assert team_server.bury(alice, [bobs], "Alice", "alice-laptop") == 1
-        assert pg.sql("SELECT deleted, payload, role FROM claude_mem.rows WHERE uid = %s" % f"'{bobs}'",
-                      database) == [(True, None, alice_role)]
-    with psycopg.connect(bob_url, autocommit=True) as bob, pytest.raises(psycopg.errors.InsufficientPrivilege,
-                                                                         match="stays deleted"):
-        bob.execute("UPDATE claude_mem.rows SET deleted = false, payload = '{}' WHERE uid = %s", (bobs,))
-    assert b.sync().deleted == 1  # Bob's machine applies the tombstone like any other
+        # nor bury it: asked to, the server leaves another role's rows alone (Alice's forget stays on her
+        # machine), and a tombstone written by hand is refused
+        assert team_server.bury(alice, [bobs], "Alice", "alice-laptop") == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="may not change or bury"):
+            alice.execute("UPDATE claude_mem.rows SET deleted = true, payload = NULL WHERE uid = %s", (bobs,))
+        assert pg.sql(f"SELECT deleted, role FROM claude_mem.rows WHERE uid = '{bobs}'", database) == [
+            (False, bob_role)]
+    with psycopg.connect(bob_url, autocommit=True) as bob:
+        # Bob buries his own row (from another of his devices): every machine of the team deletes it
+        assert team_server.bury(bob, [bobs], "Bob", "bob-phone") == 1
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="stays deleted"):
+            bob.execute("UPDATE claude_mem.rows SET deleted = false, payload = '{}' WHERE uid = %s", (bobs,))
+    assert pg.sql(f"SELECT deleted, payload, role FROM claude_mem.rows WHERE uid = '{bobs}'", database) == [
+        (True, None, bob_role)]
+    assert b.sync().deleted == 1  # Bob's laptop applies the tombstone like any other
 
 
 def test_an_over_limit_row_is_refused_and_the_rest_keeps_syncing(tmp_path, team_url, pg, caplog):
@@ -242,7 +249,7 @@ def test_a_row_this_role_may_not_write_is_refused_alone_and_the_rest_syncs(tmp_p
     totals = copy.sync()
     assert totals.refused == 1 and totals.pushed == 3
     refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
-    assert len(refusals) == 1 and "may not change row" in refusals[0] and "\n" not in refusals[0]
+    assert len(refusals) == 1 and "may not change or bury row" in refusals[0] and "\n" not in refusals[0]
     database = admin_url.rsplit("/", 1)[1]
     assert ("Renamed on the copy" not in str(pg.sql("SELECT payload::text FROM claude_mem.rows", database)))
     assert {row[0] for row in pg.sql("SELECT DISTINCT role FROM claude_mem.rows WHERE kind = 'session'", database)} \

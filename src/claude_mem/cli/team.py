@@ -215,10 +215,10 @@ def init(admin_url: str) -> None:
     ADMIN_URL is postgresql://ADMIN:PASSWORD@HOST:PORT/DATABASE for a role that may create roles
     (CREATEROLE, and CREATE on the database; or a superuser). It creates the claude_mem schema owned by
     that role (or brings an older one up to date), a member group role for this database, and forces
-    row-level security: a member writes rows only as its own role, changes only its own rows, and may
-    bury (forget) anyone's, which every machine then deletes. Authors shown are the names `team
-    add-member` gave, never what a machine claims. Safe to run again. Then add each member with
-    `claude-mem team add-member NAME --url ADMIN_URL`.
+    row-level security: a member writes rows only as its own role and changes or buries (forgets) only
+    its own rows, which every machine then deletes; forgetting another member's row removes it from
+    that machine only. Authors shown are the names `team add-member` gave, never what a machine claims.
+    Safe to run again. Then add each member with `claude-mem team add-member NAME --url ADMIN_URL`.
     """
     conn = _admin_connection(admin_url)
     try:

@@ -6,9 +6,9 @@ role of this database, grants it what replication needs and no more (read everyt
 update rows; no DELETE, no DDL), and forces row-level security on the rows with a trigger:
 
 - a new row's `role` must be the writing session's role (`current_user`), so no one pushes as another;
-- a row may be changed only by its own role, except into a tombstone (payload gone, deleted): forget
-  must reach every machine whoever wrote the row, so any member may bury any row, and the tombstone
-  then records the role that buried it;
+- a row may be changed only by its own role, a tombstone (payload gone, deleted) included: a member
+  forgets (buries) their own rows, never another's — forgetting someone else's row removes it from
+  that machine only (`store.team_server.bury` asks only for the caller's own rows);
 - a deleted row stays deleted; uid, kind and project never change;
 - the `author` stored is the display name the writer's role maps to in `members` (else the role).
 
@@ -47,8 +47,8 @@ BEGIN
             RAISE EXCEPTION 'claude-mem: row % is deleted and stays deleted', OLD.uid
                 USING ERRCODE = 'insufficient_privilege';
         END IF;
-        IF OLD.role IS DISTINCT FROM current_user AND NOT (NEW.deleted AND NEW.payload IS NULL) THEN
-            RAISE EXCEPTION 'claude-mem: role % may not change row % of role % (only bury it)', current_user,
+        IF OLD.role IS DISTINCT FROM current_user THEN
+            RAISE EXCEPTION 'claude-mem: role % may not change or bury row % of role %', current_user,
                 OLD.uid, OLD.role USING ERRCODE = 'insufficient_privilege';
         END IF;
         NEW.role := current_user;

@@ -5,8 +5,9 @@ payload (JSON, NULL once deleted) and a revision from one sequence. Writers seri
 transaction-scoped advisory lock, so revisions become visible in the order they were given: a reader
 that has seen revision N has seen every row below it, and pulling "revisions above my cursor" never
 misses one. An upsert that changes nothing keeps its revision (replays are free); only the device that
-wrote a row can change it (a copy of it restored on another machine cannot take it over); anyone can
-bury it, and a deleted row stays deleted (a tombstone: forget wins over any later push).
+wrote a row can change it (a copy of it restored on another machine cannot take it over); the role
+that wrote it can bury it (with one shared role, anyone), and a deleted row stays deleted (a tombstone:
+forget wins over any later push).
 
 The schema is this project's: migrations below, applied by the first client that connects, under a
 session advisory lock so two workers never migrate at once; a server whose schema is newer than this
@@ -178,15 +179,18 @@ def push(conn: Any, rows: Sequence[dict[str, Any]], author: str, device: str) ->
 
 
 def bury(conn: Any, uids: Sequence[str], author: str, device: str) -> int:
-    """Turn the rows with these uids into tombstones (payload gone, a new revision); uids the server
-    never had are ignored. Returns how many were buried."""
+    """Turn the rows with these uids that this role wrote into tombstones (payload gone, a new
+    revision); uids the server never had, and other roles' rows (a verified server refuses to bury them:
+    forgetting another member's row removes it from this machine only), are left. With one shared role
+    every row is this role's. Returns how many were buried."""
     if not uids:
         return 0
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
         cursor = conn.execute(
             "UPDATE claude_mem.rows SET deleted = true, payload = NULL, author = %s, device = %s,"
-            " rev = nextval('claude_mem.revision'), updated_at = now() WHERE uid = ANY(%s) AND NOT deleted",
+            " rev = nextval('claude_mem.revision'), updated_at = now()"
+            " WHERE uid = ANY(%s) AND NOT deleted AND role = current_user",
             (author, device, list(uids)),
         )
         return int(cursor.rowcount)
