@@ -139,12 +139,11 @@ def test_reading_the_schema_version_keeps_this_process_locks(tmp_path):
     import subprocess
     import sys
 
-    from claude_mem.capture import trouble
     from claude_mem.store import db as store_db
 
     path = str(tmp_path / "claude-mem.db")
     mine = store_db.connect(path)
-    assert trouble.header_schema(path) == store_db.SCHEMA_VERSION
+    assert store_db.file_schema(path) == store_db.SCHEMA_VERSION
     subprocess.run([sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]);"
                     " c.execute('SELECT 1 FROM sqlite_master').fetchall(); c.close()", path], check=True)
     assert os.path.exists(path + "-shm")

@@ -290,32 +290,8 @@ def active(data_dir: str) -> bool:
     return any(os.path.exists(os.path.join(path, CONDITION_FILE)) for path in candidates(data_dir))
 
 
-def header_schema(db_file: str) -> int | None:
-    """The database's schema version (`PRAGMA user_version`), None when it cannot be read.
-
-    Through SQLite, never a plain `open()` of the file: closing any other descriptor of a database drops
-    every POSIX lock this process holds on it — a worker's connections would lose theirs, and the next
-    process to close its own would take itself for the last one and delete the `-shm` under them (disk
-    I/O errors). SQLite shares one lock record per file within a process and closes its descriptors late."""
-    import sqlite3
-
-    if not os.path.isfile(db_file):
-        return None
-    escaped = db_file.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-    try:
-        conn = sqlite3.connect(f"file:{'//' if escaped.startswith('/') else ''}{escaped}?mode=ro", uri=True,
-                               timeout=0.25)
-    except sqlite3.Error:
-        return None
-    try:
-        return int(conn.execute("PRAGMA user_version").fetchone()[0])
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-
-
-def store_conditions(data_dir: str, known_schema: int | None = None) -> list[dict[str, Any]]:
+def store_conditions(data_dir: str, known_schema: int | None = None,
+                     found_schema: int | None = None) -> list[dict[str, Any]]:
     """What keeps the store from working normally, for `/health`, `status` and `doctor`: a list of
     `{"state": "disk-full"|"read-only"|"newer-schema"|"recovered", "reason": str, "since": iso, "waiting": n}`
     (`waiting`: events not in the database yet, in the overflow or the spool). Empty when all is well. Reads
@@ -338,11 +314,10 @@ def store_conditions(data_dir: str, known_schema: int | None = None) -> list[dic
     if not found and outside:
         found.append({"state": DISK_FULL, "reason": f"{outside} event(s) waiting outside the data dir",
                       "since": "", "waiting": waiting})
-    if known_schema is not None and not any(item["state"] == NEWER_SCHEMA for item in found):
-        version = header_schema(paths.db_path(data_dir))
-        if version is not None and version > known_schema:
-            found.append({"state": NEWER_SCHEMA, "reason": newer_schema_message(version, known_schema),
-                          "since": "", "waiting": waiting})
+    if found_schema is not None and known_schema is not None and found_schema > known_schema \
+            and not any(item["state"] == NEWER_SCHEMA for item in found):
+        found.append({"state": NEWER_SCHEMA, "reason": newer_schema_message(found_schema, known_schema),
+                      "since": "", "waiting": waiting})
     if not any(item["state"] == READ_ONLY for item in found) and os.path.isdir(data_dir) \
             and not os.access(data_dir, os.W_OK):
         found.append({"state": READ_ONLY, "reason": "data dir read-only, capture off", "since": "", "waiting": waiting})

@@ -115,7 +115,28 @@ def conditions(data_dir: str) -> list[dict[str, object]]:
     recovered — each `{state, reason, since, waiting}`."""
     from claude_mem.capture.trouble import store_conditions
 
-    return store_conditions(data_dir, SCHEMA_VERSION)
+    return store_conditions(data_dir, SCHEMA_VERSION, file_schema(db_path(data_dir)))
+
+
+def file_schema(path: str) -> int | None:
+    """The schema version of the database at `path` (`PRAGMA user_version`), None when it cannot be read.
+
+    Through SQLite, never a plain `open()` of the file: closing any other descriptor of a database drops
+    every POSIX lock this process holds on it — a worker's connections would lose theirs, and the next
+    process to close its own would take itself for the last one and delete the `-shm` under them (disk
+    I/O errors). SQLite keeps one lock record per file within a process and closes its descriptors late."""
+    if not os.path.isfile(path):
+        return None
+    try:
+        conn = sqlite3.connect(f"{file_uri(path)}?mode=ro", uri=True, timeout=0.25)
+    except sqlite3.Error:
+        return None
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def set_restorer(restorer: Callable[[str], object]) -> None:
