@@ -295,7 +295,8 @@ def store_conditions(data_dir: str, known_schema: int | None = None,
     """What keeps the store from working normally, for `/health`, `status` and `doctor`: a list of
     `{"state": "disk-full"|"read-only"|"newer-schema"|"recovered", "reason": str, "since": iso, "waiting": n}`
     (`waiting`: events not in the database yet, in the overflow or the spool). Empty when all is well. Reads
-    a few small files, no database."""
+    a few small files, no database: the database's schema comes as `found_schema` (`store.db.conditions`
+    reads it), a newer-schema entry when it is above this build's `known_schema`."""
     found: list[dict[str, Any]] = []
     waiting = waiting_count(data_dir)
     for directory in _existing(data_dir):
