@@ -190,6 +190,14 @@ def test_a_server_without_init_still_works_and_says_authorship_is_unverified(tmp
     assert "authorship: unverified" in status.stdout and "team init" in status.stdout
     assert json.loads(cli("team", "status", "--json", data_dir=a.data_dir).stdout)["authorship"] == "unverified"
     assert "authorship unverified (one shared role), writing as alice" in doctor_line(a)
+    # without init any row may be buried, as before: a row some other role wrote (a team that gave
+    # each member a login of their own but never ran `team init`) is forgotten on every machine too
+    database = team_url.rsplit("/", 1)[1]
+    pg.sql("UPDATE claude_mem.rows SET role = 'someone_else' WHERE kind = 'observation'", database)
+    observation = pg.sql("SELECT uid FROM claude_mem.rows WHERE kind = 'observation'", database)[0][0]
+    with psycopg.connect(team_url, autocommit=True) as conn:
+        assert team_server.bury(conn, [observation], "bob", "bob-laptop") == 1
+    assert b.sync().deleted == 1 and a.sync().deleted == 1  # both machines drop it
 
 
 def test_a_schema_1_server_is_brought_up_to_2_by_its_first_client(tmp_path, team_url, pg):

@@ -179,10 +179,10 @@ def push(conn: Any, rows: Sequence[dict[str, Any]], author: str, device: str) ->
 
 
 def bury(conn: Any, uids: Sequence[str], author: str, device: str) -> int:
-    """Turn the rows with these uids that this role wrote into tombstones (payload gone, a new
-    revision); uids the server never had, and other roles' rows (a verified server refuses to bury them:
-    forgetting another member's row removes it from this machine only), are left. With one shared role
-    every row is this role's. Returns how many were buried."""
+    """Turn the rows with these uids into tombstones (payload gone, a new revision); uids the server
+    never had are left, and so, on a verified server (`team init`), are other roles' rows: it refuses to
+    bury them, so forgetting another member's row removes it from this machine only. Without `team init`
+    (authorship unverified) any row is buried, as before. Returns how many were buried."""
     if not uids:
         return 0
     with conn.transaction():
@@ -190,7 +190,8 @@ def bury(conn: Any, uids: Sequence[str], author: str, device: str) -> int:
         cursor = conn.execute(
             "UPDATE claude_mem.rows SET deleted = true, payload = NULL, author = %s, device = %s,"
             " rev = nextval('claude_mem.revision'), updated_at = now()"
-            " WHERE uid = ANY(%s) AND NOT deleted AND role = current_user",
+            " WHERE uid = ANY(%s) AND NOT deleted AND (role = current_user OR NOT (SELECT relrowsecurity AND"
+            " relforcerowsecurity FROM pg_class WHERE oid = 'claude_mem.rows'::regclass))",
             (author, device, list(uids)),
         )
         return int(cursor.rowcount)
