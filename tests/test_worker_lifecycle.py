@@ -43,17 +43,19 @@ def process_gone(pid):
 
 
 def worker_processes(data_dir):
-    """Live processes running the worker module for this data dir."""
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
+    """Live processes running the worker module for this data dir. A child the worker has just forked
+    (a subprocess between its fork and its exec) still shows the worker's command line and environment
+    for a moment: it is the same worker, not another one."""
+    found = {}
+    for proc in psutil.process_iter(["cmdline", "status", "ppid"]):
         try:
             if proc.info["status"] == psutil.STATUS_ZOMBIE or "claude_mem.worker" not in " ".join(proc.info["cmdline"] or []):
                 continue
             if proc.environ().get("CLAUDE_MEM_DATA_DIR") == str(data_dir):
-                found.append(proc.pid)
+                found[proc.pid] = proc.info["ppid"]
         except psutil.Error:
             continue
-    return found
+    return sorted(pid for pid, parent in found.items() if parent not in found)
 
 
 @pytest.fixture
